@@ -1,0 +1,14 @@
+// Subcommands of the `deltaserve` binary; each registers its CLI11 options and returns a runner.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace ds::app {
+
+using CommandRunner = std::function<int()>;  // exit code
+
+CommandRunner add_inspect_command(CLI::App& app);
+CommandRunner add_make_checkpoint_command(CLI::App& app);
+
+}  // namespace ds::app

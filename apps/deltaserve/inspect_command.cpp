@@ -1,0 +1,135 @@
+// `deltaserve inspect --model DIR`: what a user wants to know before running a checkpoint —
+// architecture, layer pattern, sizes, dtypes, parameters and bytes per part, tokenizer and
+// template, and the memory a context needs. Binds every tensor, so it also validates the files.
+#include <cstdio>
+#include <string>
+
+#include "cli_errors.h"
+#include "commands.h"
+#include "io/checkpoint_files.h"
+#include "io/model_config.h"
+#include "io/safetensors_checkpoint.h"
+#include "model/model_summary.h"
+#include "model/qwen35_weights.h"
+#include "util/human.h"
+
+namespace ds::app {
+namespace {
+
+struct InspectOptions {
+  std::string model_dir;
+  int64_t context = 32768;
+};
+
+std::string layer_pattern(const TextConfig& c) {
+  std::string pattern;
+  for (size_t i = 0; i < c.layer_types.size(); ++i) {
+    if (i > 0 && i % 4 == 0) pattern += ' ';
+    pattern += c.layer_types[i] == LayerType::full_attention ? 'F' : 'L';
+  }
+  return pattern;
+}
+
+std::string dtype_list(const std::map<DType, uint64_t>& counts) {
+  std::string text;
+  for (const auto& [dtype, count] : counts) text += str_cat(text.empty() ? "" : ", ", dtype_name(dtype), " ×", count);
+  return text;
+}
+
+void print_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
+
+int run_inspect(const InspectOptions& options) {
+  auto files = find_checkpoint_files(options.model_dir);
+  if (!files.ok()) return report_error(files.status());
+  auto config = load_model_config(options.model_dir);
+  if (!config.ok()) return report_error(config.status().with_context(options.model_dir));
+  auto checkpoint = SafetensorsCheckpoint::open_dir(options.model_dir);
+  if (!checkpoint.ok()) return report_error(checkpoint.status().with_context(options.model_dir));
+  BindReport report;
+  auto weights = bind_qwen35_weights(*checkpoint, *config, &report);
+  if (!weights.ok()) return report_error(weights.status().with_context(options.model_dir));
+
+  const ModelConfig& m = *config;
+  const TextConfig& c = m.text;
+  const ModelSummary summary = summarize_checkpoint(*checkpoint, m, report.text_prefix);
+  const int64_t n_full = c.num_layers_of(LayerType::full_attention);
+  const int64_t n_linear = c.num_layers_of(LayerType::linear_attention);
+
+  std::printf("%s\n", options.model_dir.c_str());
+  std::string arch = m.architectures.empty() ? std::string("(no architectures)") : m.architectures.front();
+  print_row("architecture", str_cat(arch, " (model_type ", m.model_type, m.nested ? ", text " + c.model_type : std::string(),
+                                    m.transformers_version.empty() ? "" : ", transformers " + m.transformers_version, ")"));
+  print_row("layout", str_cat(report.text_prefix == kNestedTextPrefix ? "released (model.language_model.*)" : "text-only (model.*)",
+                              ", ", checkpoint->files().size(), " file(s), ", human_bytes(summary.total_bytes)));
+  print_row("text model", str_cat("hidden ", c.hidden_size, ", ", c.num_hidden_layers, " layers (", n_linear,
+                                  " linear_attention + ", n_full, " full_attention), intermediate ", c.intermediate_size,
+                                  ", vocab ", c.vocab_size));
+  print_row("layer pattern", layer_pattern(c));
+  print_row("attention", str_cat(c.num_attention_heads, " query heads (+ output gate), ", c.num_key_value_heads,
+                                 " KV heads, head_dim ", c.head_dim, ", rotary ", c.rotary_dim(), " (partial ",
+                                 c.rope.partial_rotary_factor, "), theta ", c.rope.rope_theta,
+                                 c.rope.mrope_section.empty() ? std::string()
+                                     : str_cat(", mrope [", c.rope.mrope_section[0], ",", c.rope.mrope_section[1], ",",
+                                               c.rope.mrope_section[2], "] interleaved")));
+  print_row("deltanet", str_cat(c.linear_num_key_heads, " key heads × ", c.linear_key_head_dim, ", ",
+                                c.linear_num_value_heads, " value heads × ", c.linear_value_head_dim, ", conv kernel ",
+                                c.linear_conv_kernel_dim, ", conv channels ", c.conv_dim()));
+  print_row("head", weights->tied ? "tied to embed_tokens" : "untied (lm_head.weight)");
+  for (const std::string& ignored : report.ignored) print_row("ignored", ignored);
+  if (m.vision) {
+    const VisionConfig& v = *m.vision;
+    print_row("vision", str_cat("depth ", v.depth, ", hidden ", v.hidden_size, ", ", v.num_heads, " heads, patch ",
+                                v.patch_size, ", merge ", v.spatial_merge_size, ", out ", v.out_hidden_size, "; ",
+                                report.skipped_vision.size(), " tensors, skipped (vision is not supported yet)"));
+  } else {
+    print_row("vision", report.skipped_vision.empty() ? "none" : str_cat(report.skipped_vision.size(), " tensors without a vision_config, skipped"));
+  }
+  print_row("mtp", report.skipped_mtp.empty() ? str_cat("no mtp.* tensors (config: ", c.mtp_num_hidden_layers, " layer(s))")
+                                              : str_cat(report.skipped_mtp.size(), " tensors, skipped (MTP is not supported yet)"));
+  std::map<DType, uint64_t> dtypes;
+  for (const auto& [part, s] : summary.parts)
+    for (const auto& [dtype, count] : s.dtype_tensors) dtypes[dtype] += count;
+  print_row("dtypes", str_cat(dtype_list(dtypes), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
+  const CheckpointFiles& f = *files;
+  print_row("tokenizer", str_cat(f.tokenizer_json ? "tokenizer.json" : "no tokenizer.json",
+                                 f.tokenizer_config ? ", tokenizer_config.json" : ", no tokenizer_config.json"));
+  print_row("chat template", f.chat_template_source.empty() ? "none" : "from " + f.chat_template_source);
+  print_row("generation", f.generation_config ? "generation_config.json" : "no generation_config.json (built-in defaults)");
+
+  std::printf("\n  %-12s %12s %14s %8s  %s\n", "part", "params", "bytes", "tensors", "dtypes");
+  for (WeightPart part : kAllWeightParts) {
+    auto it = summary.parts.find(part);
+    if (it == summary.parts.end()) continue;
+    const PartSummary& s = it->second;
+    std::printf("  %-12s %12s %14s %8llu  %s\n", weight_part_name(part), human_count(s.params).c_str(),
+                human_bytes(s.bytes).c_str(), static_cast<unsigned long long>(s.tensors), dtype_list(s.dtype_tensors).c_str());
+  }
+  std::printf("  %-12s %12s %14s\n", "total", human_count(summary.total_params).c_str(), human_bytes(summary.total_bytes).c_str());
+
+  std::printf("\n  memory per sequence (KV bf16; DeltaNet state fp32 + conv inputs bf16; workspace not included)\n");
+  std::printf("  %-10s %14s %16s %26s\n", "context", "attention KV", "DeltaNet state", "+ text weights (1 seq)");
+  std::vector<int64_t> contexts{4096, 32768, 262144};
+  if (std::find(contexts.begin(), contexts.end(), options.context) == contexts.end()) contexts.push_back(options.context);
+  std::sort(contexts.begin(), contexts.end());
+  for (int64_t context : contexts) {
+    const ContextMemory memory = context_memory(c, context);
+    std::printf("  %-10lld %14s %16s %26s%s\n", static_cast<long long>(context), human_bytes(memory.kv_bytes).c_str(),
+                human_bytes(memory.state_bytes).c_str(),
+                human_bytes(summary.text_bytes + memory.kv_bytes + memory.state_bytes).c_str(),
+                context > c.max_position_embeddings ? "  (beyond max_position_embeddings)" : "");
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_inspect_command(CLI::App& app) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* command = app.add_subcommand("inspect", "Describe a checkpoint: architecture, sizes, dtypes, memory; validates every tensor");
+  command->add_option("-m,--model", options->model_dir, "Checkpoint directory (HF layout)")->required();
+  command->add_option("--context", options->context, "Context length to size memory for (also shown: 4K, 32K, 256K)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  return [options] { return run_inspect(*options); };
+}
+
+}  // namespace ds::app

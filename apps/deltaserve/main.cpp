@@ -1,0 +1,36 @@
+// deltaserve: inference engine and OpenAI-compatible server for Qwen3.5 / Qwen3.6 checkpoints.
+// Entry point: global flags, subcommand dispatch, one clear error line and a non-zero exit on failure.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "util/log.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"deltaserve " DELTASERVE_VERSION
+               " - inference engine for Qwen3.5 / Qwen3.6 hybrid (Gated DeltaNet + gated attention) models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", DELTASERVE_VERSION);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Log debug details");
+  app.add_flag("-q,--quiet", quiet, "Log errors only");
+
+  const ds::app::CommandRunner inspect = ds::app::add_inspect_command(app);
+  const ds::app::CommandRunner make_checkpoint = ds::app::add_make_checkpoint_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  ds::log::set_level(quiet ? ds::log::Level::error : verbose ? ds::log::Level::debug : ds::log::Level::info);
+  try {
+    if (app.got_subcommand("inspect")) return inspect();
+    if (app.got_subcommand("make-checkpoint")) return make_checkpoint();
+  } catch (const std::exception& error) {  // last line of defence: report, never crash silently
+    std::fprintf(stderr, "deltaserve: error: %s\n", error.what());
+    return 1;
+  }
+  return 1;
+}

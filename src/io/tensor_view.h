@@ -1,0 +1,30 @@
+// TensorView: a typed, shaped window onto bytes of a mapped checkpoint (no copy, no ownership).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/dtype.h"
+
+namespace ds {
+
+struct TensorView {
+  std::string name;            // full name as stored in the file
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;  // row-major, outermost first
+  const std::byte* data = nullptr;
+  uint64_t nbytes = 0;
+
+  uint64_t numel() const {
+    uint64_t count = 1;
+    for (int64_t dim : shape) count *= static_cast<uint64_t>(dim);
+    return count;
+  }
+  bool empty() const { return data == nullptr; }
+};
+
+std::string shape_to_string(const std::vector<int64_t>& shape);  // "[1024, 248320]"
+
+}  // namespace ds

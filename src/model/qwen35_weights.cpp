@@ -1,0 +1,89 @@
+// Binding a checkpoint to Qwen35Weights through the weight table; every problem is collected and
+// reported at once (name, expected, found), so a user fixes a broken checkpoint in one pass.
+#include "model/qwen35_weights.h"
+
+#include "model/weight_spec.h"
+
+namespace ds {
+namespace {
+
+constexpr size_t kMaxListedProblems = 20;
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+Status problems_to_status(const std::vector<std::string>& problems) {
+  if (problems.empty()) return {};
+  std::string message = problems.size() == 1 ? "checkpoint does not match config.json: "
+                                             : str_cat("checkpoint does not match config.json (", problems.size(), " problems):");
+  for (size_t i = 0; i < problems.size() && i < kMaxListedProblems; ++i)
+    message += (problems.size() == 1 ? "" : "\n  ") + problems[i];
+  if (problems.size() > kMaxListedProblems) message += str_cat("\n  ... and ", problems.size() - kMaxListedProblems, " more");
+  return Status::error(message);
+}
+
+}  // namespace
+
+Result<Qwen35Weights> bind_qwen35_weights(SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+                                          BindReport* report) {
+  BindReport local_report;
+  BindReport& out = report ? *report : local_report;
+
+  if (checkpoint.contains(std::string(kNestedTextPrefix) + "embed_tokens.weight")) out.text_prefix = kNestedTextPrefix;
+  else if (checkpoint.contains(std::string(kFlatTextPrefix) + "embed_tokens.weight")) out.text_prefix = kFlatTextPrefix;
+  else
+    return Status::errorf("missing tensor: expected ", kNestedTextPrefix, "embed_tokens.weight (released layout) or ",
+                          kFlatTextPrefix, "embed_tokens.weight (text-only layout)");
+
+  Qwen35Weights weights;
+  weights.tied = config.tie_word_embeddings;
+  const bool file_has_head = checkpoint.contains("lm_head.weight");
+  WeightTableOptions options;
+  options.text_prefix = out.text_prefix;
+  options.lm_head = !weights.tied;
+  const std::vector<WeightSpec> table = qwen35_weight_table(config, options, &weights);
+
+  std::vector<std::string> problems;
+  for (const WeightSpec& spec : table) {
+    const TensorView* view = checkpoint.find(spec.name);
+    if (view == nullptr) {
+      problems.push_back(str_cat("missing tensor \"", spec.name, "\" (expected shape ", shape_to_string(spec.shape),
+                                 spec.name == "lm_head.weight" ? ", since tie_word_embeddings is false)" : ")"));
+      continue;
+    }
+    checkpoint.mark_taken(spec.name);
+    if (view->shape != spec.shape) {
+      problems.push_back(str_cat("tensor \"", spec.name, "\": expected shape ", shape_to_string(spec.shape), ", found ",
+                                 shape_to_string(view->shape)));
+      continue;
+    }
+    if (!is_accepted_text_dtype(view->dtype)) {
+      problems.push_back(str_cat("tensor \"", spec.name, "\": expected dtype BF16, F16 or F32, found ", dtype_name(view->dtype)));
+      continue;
+    }
+    if (spec.target) *spec.target = *view;
+  }
+  if (weights.tied) {
+    weights.lm_head = weights.embed_tokens;
+    if (file_has_head) {  // HF ties the parameters, so the stored copy is never used
+      checkpoint.mark_taken("lm_head.weight");
+      out.ignored.push_back("lm_head.weight (tie_word_embeddings is true: the head is embed_tokens)");
+    }
+  }
+
+  for (const auto& [name, _] : checkpoint.tensors()) {
+    if (starts_with(name, kVisionPrefix)) {
+      out.skipped_vision.push_back(name);
+      checkpoint.mark_taken(name);
+    } else if (starts_with(name, kMtpPrefix)) {
+      out.skipped_mtp.push_back(name);
+      checkpoint.mark_taken(name);
+    }
+  }
+  for (const std::string& name : checkpoint.untaken())
+    problems.push_back(str_cat("unexpected tensor \"", name, "\" (no part of a ", config.text.num_hidden_layers,
+                               "-layer Qwen3.5 model with this config uses it)"));
+  DS_TRY(problems_to_status(problems));
+  return weights;
+}
+
+}  // namespace ds

@@ -1,0 +1,37 @@
+// Random checkpoints of the real shapes: an HF-layout directory (config.json, generation_config.json,
+// model.safetensors or shards + index, tokenizer files, chat template) with random weights drawn
+// per the weight table. Deterministic in the seed, whatever the thread count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "io/dtype.h"
+#include "model/shape_presets.h"
+#include "util/status.h"
+
+namespace ds {
+
+struct TokenizerAssets {
+  std::string tokenizer_json;
+  std::string tokenizer_config_json;
+  std::string chat_template;  // written as chat_template.jinja
+};
+
+struct RandomCheckpointOptions {
+  std::string out_dir;
+  uint64_t seed = 0;
+  bool with_mtp = false;
+  bool text_only = false;                       // flat qwen3_5_text config, "model.*" names, no vision
+  DType dtype = DType::BF16;                    // BF16 keeps A_log / gated-norm weight in F32 like Qwen3.5
+  uint64_t max_shard_bytes = 5'000'000'000ull;  // HF save_pretrained's default "5GB"
+  int threads = 1;
+  bool force = false;                           // replace an existing directory
+};
+
+// Writes into OUT_DIR.partial and renames at the end, so an interrupted run never leaves a
+// directory that looks like a complete checkpoint.
+Status write_random_checkpoint(const ShapePreset& preset, const RandomCheckpointOptions& options,
+                               const TokenizerAssets& assets);
+
+}  // namespace ds

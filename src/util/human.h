@@ -1,0 +1,12 @@
+// Human-readable figures for logs and `inspect`: bytes (GiB/MiB), counts (1.23 B), durations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ds {
+
+std::string human_bytes(uint64_t bytes);   // "1.50 GiB"
+std::string human_count(uint64_t count);   // "752.4 M"
+
+}  // namespace ds

@@ -1,0 +1,17 @@
+// parallel_for: splits [0, count) into `threads` contiguous ranges run on their own threads.
+// A plain fork-join helper for start-up work (checkpoint creation); the inference hot path gets
+// a persistent pool with the kernels.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace ds {
+
+// Calls fn(begin, end) for each range; the calling thread runs the first one.
+void parallel_for(size_t count, int threads, const std::function<void(size_t, size_t)>& fn);
+
+// Threads the machine offers (hardware_concurrency, at least 1).
+int available_threads();
+
+}  // namespace ds
