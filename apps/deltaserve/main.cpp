@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"deltaserve " DELTASERVE_VERSION
                " - inference engine for Qwen3.5 / Qwen3.6 hybrid (Gated DeltaNet + gated attention) models"};
   app.require_subcommand(1);
+  app.fallthrough();  // global flags (-v, -q) work after the subcommand too
   app.set_version_flag("--version", DELTASERVE_VERSION);
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Log debug details");

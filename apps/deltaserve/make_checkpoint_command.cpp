@@ -7,6 +7,8 @@
 #include "commands.h"
 #include "default_assets.h"
 #include "model/random_checkpoint.h"
+#include "model/shape_presets.h"
+#include "util/log.h"
 #include "util/parallel_for.h"
 
 namespace ds::app {
@@ -16,6 +18,7 @@ struct MakeCheckpointOptions {
   std::string shape;
   RandomCheckpointOptions checkpoint;
   std::string dtype = "bf16";
+  bool text_only = false;
   uint64_t shard_mb = 5000;
   std::string tokenizer_json;         // path overriding the built-in tokenizer.json
   std::string tokenizer_config_json;  // path overriding the built-in tokenizer_config.json
@@ -45,7 +48,10 @@ int run_make_checkpoint(MakeCheckpointOptions options) {
     if (!text.ok()) return report_error(text.status());
     *target = std::move(text).value();
   }
-  const Status status = write_random_checkpoint(*preset, options.checkpoint, assets);
+  const std::string hf_dtype = options.dtype == "bf16" ? "bfloat16" : options.dtype == "f16" ? "float16" : "float32";
+  log::info("make-checkpoint: shape ", preset->name, " (", preset->description, ")");
+  const Status status =
+      write_random_checkpoint(preset_config_json(*preset, options.text_only, hf_dtype), options.checkpoint, assets);
   return status.ok() ? 0 : report_error(status);
 }
 
@@ -64,7 +70,7 @@ CommandRunner add_make_checkpoint_command(CLI::App& app) {
   command->add_option("-o,--out", options->checkpoint.out_dir, "Output directory")->required();
   command->add_option("--seed", options->checkpoint.seed, "Random seed (same seed, same bytes)")->capture_default_str();
   command->add_flag("--with-mtp", options->checkpoint.with_mtp, "Also write the MTP head (mtp.*)");
-  command->add_flag("--text-only", options->checkpoint.text_only,
+  command->add_flag("--text-only", options->text_only,
                     "Text-only save layout (model_type qwen3_5_text, model.* names, no vision tower)");
   command->add_option("--dtype", options->dtype, "Storage dtype; bf16 keeps A_log and the gated-norm weight in f32 like Qwen3.5")
       ->check(CLI::IsMember({"bf16", "f16", "f32"}))

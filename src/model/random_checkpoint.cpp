@@ -10,6 +10,7 @@
 
 #include "io/model_config.h"
 #include "io/safetensors_writer.h"
+#include "model/shape_presets.h"
 #include "model/weight_spec.h"
 #include "util/float16.h"
 #include "util/human.h"
@@ -85,10 +86,6 @@ Status write_text_file(const fs::path& path, const std::string& text) {
   return {};
 }
 
-std::string hf_dtype_name(DType dtype) {
-  return dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32";
-}
-
 struct Shard {
   std::string file_name;
   std::vector<TensorDecl> tensors;
@@ -98,7 +95,7 @@ struct Shard {
 
 }  // namespace
 
-Status write_random_checkpoint(const ShapePreset& preset, const RandomCheckpointOptions& options,
+Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const RandomCheckpointOptions& options,
                                const TokenizerAssets& assets) {
   if (options.dtype != DType::BF16 && options.dtype != DType::F16 && options.dtype != DType::F32)
     return Status::errorf("--dtype: expected bf16, f16 or f32, found ", dtype_name(options.dtype));
@@ -111,12 +108,11 @@ Status write_random_checkpoint(const ShapePreset& preset, const RandomCheckpoint
   if (!fs::create_directories(partial_dir, error))
     return Status::errorf("cannot create ", partial_dir.string(), ": ", error.message());
 
-  const auto config_json = preset_config_json(preset, options.text_only, hf_dtype_name(options.dtype));
-  DS_ASSIGN_OR_RETURN(const ModelConfig config, parse_model_config(config_json.dump(), "preset " + preset.name));
+  DS_ASSIGN_OR_RETURN(const ModelConfig config, parse_model_config(config_json.dump(), "config.json to write"));
   WeightTableOptions table_options;
-  table_options.text_prefix = options.text_only ? kFlatTextPrefix : kNestedTextPrefix;
+  table_options.text_prefix = config.nested ? kNestedTextPrefix : kFlatTextPrefix;
   table_options.lm_head = !config.tie_word_embeddings;
-  table_options.vision = !options.text_only;
+  table_options.vision = config.vision.has_value();
   table_options.mtp = options.with_mtp;
   const std::vector<WeightSpec> table = qwen35_weight_table(config, table_options);
 
@@ -137,7 +133,7 @@ Status write_random_checkpoint(const ShapePreset& preset, const RandomCheckpoint
     std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
     shards[i].file_name = shards.size() == 1 ? "model.safetensors" : name;
   }
-  log::info("make-checkpoint: shape ", preset.name, ", ", table.size(), " tensors, ", human_bytes(total_bytes), " in ",
+  log::info("make-checkpoint: ", config.nested ? "released" : "text-only", " layout, ", table.size(), " tensors, ", human_bytes(total_bytes), " in ",
             shards.size(), " file(s), seed ", options.seed, ", ", options.threads, " thread(s)");
 
   Progress progress("writing weights", total_bytes, /*bytes_unit=*/true);

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "io/dtype.h"
-#include "model/shape_presets.h"
 #include "util/status.h"
 
 namespace ds {
@@ -22,16 +23,17 @@ struct RandomCheckpointOptions {
   std::string out_dir;
   uint64_t seed = 0;
   bool with_mtp = false;
-  bool text_only = false;                       // flat qwen3_5_text config, "model.*" names, no vision
   DType dtype = DType::BF16;                    // BF16 keeps A_log / gated-norm weight in F32 like Qwen3.5
   uint64_t max_shard_bytes = 5'000'000'000ull;  // HF save_pretrained's default "5GB"
   int threads = 1;
   bool force = false;                           // replace an existing directory
 };
 
-// Writes into OUT_DIR.partial and renames at the end, so an interrupted run never leaves a
-// directory that looks like a complete checkpoint.
-Status write_random_checkpoint(const ShapePreset& preset, const RandomCheckpointOptions& options,
+// Writes the checkpoint `config_json` describes (any valid Qwen3.5 config: nested configs get the
+// released layout with a vision tower, flat qwen3_5_text configs the text-only layout). Writes
+// into OUT_DIR.partial and renames at the end, so an interrupted run never leaves a directory
+// that looks like a complete checkpoint.
+Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const RandomCheckpointOptions& options,
                                const TokenizerAssets& assets);
 
 }  // namespace ds
