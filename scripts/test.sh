@@ -19,7 +19,7 @@ run_suite() {  # run_suite BUILD_DIR CMAKE_ARGS...
 }
 
 echo "== Release build and tests ==" >&2
-run_suite build -DCMAKE_BUILD_TYPE=Release
+run_suite build-test -DCMAKE_BUILD_TYPE=Release
 if [ "$sanitizers" -eq 1 ]; then
   echo "== ASan + UBSan build and tests ==" >&2
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
