@@ -5,7 +5,7 @@
 function(embed_file)
   cmake_parse_arguments(EMBED "" "TARGET;SYMBOL;FILE" "" ${ARGN})
   set(asm "${CMAKE_CURRENT_BINARY_DIR}/embed_${EMBED_SYMBOL}.S")
-  file(WRITE "${asm}"
+  string(CONCAT content
     "  .section .rodata\n"
     "  .global ${EMBED_SYMBOL}\n"
     "  .global ${EMBED_SYMBOL}_end\n"
@@ -15,6 +15,8 @@ function(embed_file)
     "${EMBED_SYMBOL}_end:\n"
     "  .byte 0\n"
     "  .section .note.GNU-stack,\"\",@progbits\n")
+  # file(CONFIGURE) rewrites only on change, so re-running cmake does not rebuild the binary.
+  file(CONFIGURE OUTPUT "${asm}" CONTENT "${content}" @ONLY)
   set_source_files_properties("${asm}" PROPERTIES OBJECT_DEPENDS "${EMBED_FILE}")
   target_sources(${EMBED_TARGET} PRIVATE "${asm}")
 endfunction()
