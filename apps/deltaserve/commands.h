@@ -10,5 +10,7 @@ using CommandRunner = std::function<int()>;  // exit code
 
 CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_make_checkpoint_command(CLI::App& app);
+CommandRunner add_logits_command(CLI::App& app);
+CommandRunner add_generate_command(CLI::App& app);
 
 }  // namespace ds::app

@@ -1,0 +1,36 @@
+// parse_int_list / join_ints.
+#include "token_list.h"
+
+#include <charconv>
+
+namespace ds::app {
+
+Result<std::vector<int32_t>> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<int32_t> values;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    int32_t value = 0;
+    const auto [ptr, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || ptr != item.data() + item.size() || value < 0)
+      return Status::errorf(option, ": item ", values.size() + 1, " \"", item, "\" is not a non-negative integer");
+    values.push_back(value);
+    start = end + 1;
+  }
+  return values;
+}
+
+std::string join_ints(const std::vector<int32_t>& values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(values[i]);
+  }
+  return text;
+}
+
+}  // namespace ds::app

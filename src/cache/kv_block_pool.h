@@ -1,0 +1,35 @@
+// KvBlockPool: attention K/V of every full-attention layer in fixed-size blocks, shared by all
+// sequences; a sequence reaches its tokens through its block table (vLLM-style paging).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace ds {
+
+class KvBlockPool {
+ public:
+  // block_size must divide 64 (DeltaNet chunk) so state checkpoints align with blocks later.
+  KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim);
+
+  int64_t block_size() const { return block_size_; }
+  int64_t num_blocks() const { return num_blocks_; }
+  int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
+  std::optional<int32_t> allocate();
+  void release(int32_t block);
+  // View of full-attention layer `layer` (0-based among full-attention layers).
+  KvLayerView layer(int64_t layer);
+  uint64_t bytes() const { return 2 * k_.size() * sizeof(float); }
+
+ private:
+  int64_t num_blocks_, block_size_, num_layers_, num_kv_heads_, head_dim_;
+  int64_t block_stride_;   // floats per block: block_size × num_kv_heads × head_dim
+  std::vector<float> k_;   // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
+  std::vector<float> v_;   // same
+  std::vector<int32_t> free_;  // free block ids, popped from the back
+};
+
+}  // namespace ds

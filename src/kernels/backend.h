@@ -1,0 +1,88 @@
+// Backend: the op interface the model's forward is written against (no intrinsics in model code).
+// Activations are fp32 row-major; weights are TensorViews of the mmapped checkpoint (bf16/f16/f32).
+// ref/ holds the scalar oracle; fast backends (AVX-512, AVX2, CUDA) implement the same ops.
+#pragma once
+
+#include <cstdint>
+
+#include "io/tensor_view.h"
+
+namespace ds {
+
+// One full-attention layer's KV in the paged pool: block b, slot s, kv head h, dim d lives at
+// k[b·block_stride + (s·num_kv_heads + h)·head_dim + d] (same for v).
+struct KvLayerView {
+  float* k = nullptr;
+  float* v = nullptr;
+  int64_t block_size = 0;    // tokens per block
+  int64_t block_stride = 0;  // floats per block of one layer's k (or v)
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+};
+
+// Rotary tables of one call: cos/sin [tokens, rotary_dim / 2] (one angle per frequency slot,
+// already interleaved across the T/H/W position rows as mRoPE prescribes).
+struct RopeAngles {
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int64_t half_dim = 0;  // rotary_dim / 2
+};
+
+// Per-call Gated DeltaNet shapes. Value head h reads key head h / (num_v_heads / num_k_heads).
+struct DeltaNetShape {
+  int64_t num_k_heads, num_v_heads, k_dim, v_dim;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+
+  // y[m, n] = Σ_k x[m, k] · w[n, k]  (w [n, k] as stored, PyTorch Linear layout). With
+  // round_input_bf16 each x element is rounded to bf16 first (fast mode); accumulation is fp32.
+  virtual void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) = 0;
+  // out[i, :] = table[ids[i], :]
+  virtual void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) = 0;
+  // Zero-centred RMSNorm (Qwen3_5RMSNorm): out = x · rsqrt(mean(x²) + eps) · (1 + w), per row of `dim`.
+  virtual void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) = 0;
+  // Qwen3_5RMSNormGated: out = (x · rsqrt(mean(x²) + eps)) · w · silu(z), per row of `dim` (plain w).
+  virtual void rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w, float eps,
+                              float* out) = 0;
+  // out[i] = silu(gate[i]) · up[i]
+  virtual void silu_mul(const float* gate, const float* up, int64_t n, float* out) = 0;
+  // x[i] *= sigmoid(gate[i])
+  virtual void sigmoid_gate(float* x, const float* gate, int64_t n) = 0;
+  // x[i] += y[i]
+  virtual void add(float* x, const float* y, int64_t n) = 0;
+  // DeltaNet gates (fp32): beta = sigmoid(b); g = −exp(A_log) · softplus(a + dt_bias), with
+  // PyTorch's softplus (x for x > 20). a, b, g, beta [n, heads]; A_log, dt_bias [heads].
+  virtual void deltanet_gates(const float* a, const float* b, int64_t n, int64_t heads, const TensorView& A_log,
+                              const TensorView& dt_bias, float* g, float* beta) = 0;
+  // Stores k, v [n, num_kv_heads, head_dim] at positions start_pos .. start_pos+n-1 of a sequence.
+  virtual void kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
+                        const KvLayerView& kv) = 0;
+  // NeoX-style rotation of the first 2·half_dim dims of each head: x [tokens, heads, head_dim].
+  virtual void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) = 0;
+  // Causal depthwise conv (kernel K) over time + SiLU. x, out [n, channels]; w [channels, 1, K];
+  // state [K-1, channels]: the previous K-1 inputs (oldest first), read and then updated.
+  virtual void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
+                                  float* out) = 0;
+  // Gated delta rule over n tokens of one sequence, chunked form (chunk 64, forward substitution).
+  // q, k [n, num_k_heads·k_dim] raw (l2norm and the 1/sqrt(k_dim) scale are applied inside),
+  // v [n, num_v_heads·v_dim], g, beta [n, num_v_heads] fp32; state [num_v_heads, k_dim, v_dim]
+  // read and updated; out [n, num_v_heads·v_dim]. Rows of q, k, v are `qkv_stride` floats apart.
+  virtual void gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
+                                        const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
+                                        float* state, float* out) = 0;
+  // The same, one token at a time (decode).
+  virtual void gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
+                                          const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
+                                          float* state, float* out) = 0;
+  // Causal softmax attention of n new query tokens (absolute positions start_pos .. start_pos+n-1)
+  // over the cached keys 0 .. start_pos+n-1 of one sequence. q, out [n, num_heads, head_dim];
+  // query head h uses kv head h / (num_heads / num_kv_heads).
+  virtual void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
+                         const KvLayerView& kv, float scale, float* out) = 0;
+};
+
+}  // namespace ds

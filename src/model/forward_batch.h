@@ -1,0 +1,38 @@
+// ForwardBatch: one model call over several sequences of different lengths, each with its own
+// cache (block table + DeltaNet state slot) and positions, and the logits rows it wants.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ds {
+
+enum class LogitsRows { none, last, all };
+
+struct SequenceInput {
+  std::span<const int32_t> tokens;           // new tokens of this call
+  int64_t start_pos = 0;                     // tokens already in this sequence's cache
+  std::span<const int32_t> block_table;      // KV blocks covering start_pos + tokens.size() positions
+  int32_t state_slot = 0;                    // DeltaNet state slot
+  // mRoPE positions [tokens, 3] (T, H, W); empty: text positions start_pos + i on all three rows.
+  std::span<const int32_t> positions;
+  LogitsRows logits = LogitsRows::last;
+};
+
+struct ForwardBatch {
+  std::vector<SequenceInput> sequences;
+  int64_t total_tokens() const {
+    int64_t total = 0;
+    for (const SequenceInput& s : sequences) total += static_cast<int64_t>(s.tokens.size());
+    return total;
+  }
+  int64_t logits_rows() const {
+    int64_t rows = 0;
+    for (const SequenceInput& s : sequences)
+      rows += s.logits == LogitsRows::all ? static_cast<int64_t>(s.tokens.size()) : s.logits == LogitsRows::last ? 1 : 0;
+    return rows;
+  }
+};
+
+}  // namespace ds

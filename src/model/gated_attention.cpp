@@ -1,0 +1,48 @@
+// Gated GQA attention layer (HF Qwen3_5Attention; spec §3.3): q_proj gives query | gate per head;
+// q_norm / k_norm (zero-centred) per head; partial RoPE; K/V appended to the paged cache;
+// causal softmax attention; output ⊙ sigmoid(gate); o_proj.
+#include <cmath>
+#include <cstring>
+
+#include "model/qwen35_model.h"
+
+namespace ds {
+
+void Qwen35Model::attention_layer(const DecoderLayerWeights& layer, int64_t kv_layer, const ForwardBatch& batch,
+                                  KvBlockPool& kv, Workspace& ws) {
+  const FullAttentionWeights& w = layer.attention;
+  const int64_t T = batch.total_tokens();
+  const int64_t nH = config_.num_attention_heads, nKV = config_.num_key_value_heads, D = config_.head_dim;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+
+  matmul(ws.normed.data(), T, w.q_proj, ws.query_gate.data());  // [T, nH, 2D]: per head query | gate
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < nH; ++h) {
+      const float* src = ws.query_gate.data() + (t * nH + h) * 2 * D;
+      std::memcpy(ws.query.data() + (t * nH + h) * D, src, sizeof(float) * D);
+      std::memcpy(ws.gate.data() + (t * nH + h) * D, src + D, sizeof(float) * D);
+    }
+  matmul(ws.normed.data(), T, w.k_proj, ws.key.data());    // [T, nKV, D]
+  matmul(ws.normed.data(), T, w.v_proj, ws.value.data());  // [T, nKV, D]
+  backend_.rms_norm(ws.query.data(), T * nH, D, w.q_norm, eps, ws.query.data());
+  backend_.rms_norm(ws.key.data(), T * nKV, D, w.k_norm, eps, ws.key.data());
+  const RopeAngles angles{ws.rope_cos.data(), ws.rope_sin.data(), rope_.half_dim()};
+  backend_.rope(ws.query.data(), T, nH, D, angles);
+  backend_.rope(ws.key.data(), T, nKV, D, angles);
+
+  const KvLayerView view = kv.layer(kv_layer);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  int64_t row = 0;
+  for (const SequenceInput& seq : batch.sequences) {
+    const auto n = static_cast<int64_t>(seq.tokens.size());
+    backend_.kv_write(ws.key.data() + row * nKV * D, ws.value.data() + row * nKV * D, n, seq.start_pos,
+                      seq.block_table.data(), view);
+    backend_.attention(ws.query.data() + row * nH * D, n, seq.start_pos, nH, seq.block_table.data(), view, scale,
+                       ws.attn.data() + row * nH * D);
+    row += n;
+  }
+  backend_.sigmoid_gate(ws.attn.data(), ws.gate.data(), T * nH * D);
+  matmul(ws.attn.data(), T, w.o_proj, ws.mixer_out.data());
+}
+
+}  // namespace ds

@@ -1,0 +1,41 @@
+// Gated DeltaNet layer (HF Qwen3_5GatedDeltaNet; spec §4): projections; causal conv + SiLU with
+// the cached conv inputs; gates; chunked delta rule for multi-token calls and the recurrent form
+// for single-token decode, both continuing the cached fp32 state; gated RMSNorm; out_proj.
+#include "model/qwen35_model.h"
+
+namespace ds {
+
+void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state_layer, const ForwardBatch& batch,
+                                 DeltaNetStateSlots& states, Workspace& ws) {
+  const GatedDeltaNetWeights& w = layer.deltanet;
+  const int64_t T = batch.total_tokens(), Cv = config_.conv_dim(), key_dim = config_.key_dim();
+  const int64_t nV = config_.linear_num_value_heads, dV = config_.linear_value_head_dim;
+  const DeltaNetShape shape{config_.linear_num_key_heads, nV, config_.linear_key_head_dim, dV};
+
+  matmul(ws.normed.data(), T, w.in_proj_qkv, ws.mixed_qkv.data());  // [T, Cv] channels Q | K | V
+  matmul(ws.normed.data(), T, w.in_proj_z, ws.z.data());            // [T, nV·dV]
+  matmul(ws.normed.data(), T, w.in_proj_b, ws.b.data());            // [T, nV]
+  matmul(ws.normed.data(), T, w.in_proj_a, ws.a.data());            // [T, nV]
+  backend_.deltanet_gates(ws.a.data(), ws.b.data(), T, nV, w.A_log, w.dt_bias, ws.g.data(), ws.beta.data());
+
+  int64_t row = 0;
+  for (const SequenceInput& seq : batch.sequences) {
+    const auto n = static_cast<int64_t>(seq.tokens.size());
+    float* conv_out = ws.conv_out.data() + row * Cv;
+    backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, w.conv1d, states.conv(seq.state_slot, state_layer),
+                                conv_out);
+    // HF takes the recurrent kernel only for a single token on an existing cache; every other
+    // call (prefill, chunked-prefill continuation) takes the chunked kernel with the cached state.
+    const bool decode = n == 1 && seq.start_pos > 0;
+    auto rule = decode ? &Backend::gated_delta_rule_recurrent : &Backend::gated_delta_rule_chunked;
+    (backend_.*rule)(conv_out, conv_out + key_dim, conv_out + 2 * key_dim, Cv, ws.g.data() + row * nV,
+                     ws.beta.data() + row * nV, n, shape, states.recurrent(seq.state_slot, state_layer),
+                     ws.core.data() + row * nV * dV);
+    row += n;
+  }
+  backend_.rms_norm_gated(ws.core.data(), ws.z.data(), T * nV, dV, w.norm, static_cast<float>(config_.rms_norm_eps),
+                          ws.core_normed.data());
+  matmul(ws.core_normed.data(), T, w.out_proj, ws.mixer_out.data());
+}
+
+}  // namespace ds

@@ -1,0 +1,37 @@
+// load_model: config → checkpoint → binding → Qwen35Model, logging what was loaded.
+#include "model/model_loader.h"
+
+#include "model/model_summary.h"
+#include "util/human.h"
+#include "util/log.h"
+
+namespace ds {
+
+Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode) {
+  LoadedModel loaded;
+  auto config = load_model_config(dir);
+  if (!config.ok()) return config.status().with_context(dir);
+  loaded.config = std::move(config).value();
+  auto checkpoint = SafetensorsCheckpoint::open_dir(dir);
+  if (!checkpoint.ok()) return checkpoint.status().with_context(dir);
+  loaded.checkpoint = std::make_unique<SafetensorsCheckpoint>(std::move(checkpoint).value());
+  BindReport report;
+  auto weights = bind_qwen35_weights(*loaded.checkpoint, loaded.config, &report);
+  if (!weights.ok()) return weights.status().with_context(dir);
+
+  const TextConfig& c = loaded.config.text;
+  const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config, report.text_prefix);
+  loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(weights).value(), backend, mode);
+  log::info("model: ", dir, " (", c.num_hidden_layers, " layers: ", c.num_layers_of(LayerType::linear_attention),
+            " Gated DeltaNet + ", c.num_layers_of(LayerType::full_attention), " gated attention; hidden ", c.hidden_size,
+            ", vocab ", c.vocab_size, ")");
+  log::info("weights: ", human_bytes(summary.text_bytes), " text (", human_count(summary.total_params), " parameters in ",
+            loaded.checkpoint->files().size(), " file(s), mmapped, ", loaded.model->config().dtype.empty() ? "dtype unknown" : c.dtype,
+            ")", report.skipped_vision.empty() ? "" : str_cat("; vision tower skipped (", report.skipped_vision.size(), " tensors)"),
+            report.skipped_mtp.empty() ? "" : str_cat("; MTP skipped (", report.skipped_mtp.size(), " tensors)"));
+  log::info("compute: ", loaded.model->mode() == ComputeMode::f32 ? "f32 (fp32 activations)" : "fast (bf16 matmul inputs, fp32 accumulation)",
+            ", backend ", backend.name());
+  return loaded;
+}
+
+}  // namespace ds

@@ -1,0 +1,33 @@
+// SequenceRunner: one sequence through a model with caches of its own — prefill in chunks, then
+// decode — for the CLI (`logits`, `generate`) and tests. The engine batches many sequences instead.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "cache/deltanet_state_slots.h"
+#include "cache/kv_block_pool.h"
+#include "model/qwen35_model.h"
+
+namespace ds {
+
+class SequenceRunner {
+ public:
+  // Room for `max_positions` tokens in total and `max_call_tokens` per call.
+  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = 16);
+
+  // Feeds `tokens` in one model call; logits: [rows, vocab] (rows = tokens.size() or 1 or 0).
+  Status feed(std::span<const int32_t> tokens, LogitsRows rows, std::vector<float>& logits);
+  int64_t position() const { return position_; }
+
+ private:
+  Qwen35Model& model_;
+  KvBlockPool kv_;
+  DeltaNetStateSlots states_;
+  Workspace workspace_;
+  std::vector<int32_t> blocks_;  // block table
+  int32_t slot_;
+  int64_t position_ = 0;
+};
+
+}  // namespace ds

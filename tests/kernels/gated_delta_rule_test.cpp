@@ -1,0 +1,153 @@
+// Gated delta rule kernels: chunked == recurrent, chunking at any offset continues the state, and
+// realistic gates over 8,192 tokens stay finite and match a float64 recurrence.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/ref/ref_backend.h"
+#include "util/random.h"
+
+namespace ds {
+namespace {
+
+struct DeltaInputs {
+  DeltaNetShape shape;
+  int64_t n;
+  std::vector<float> qkv;  // [n, 2·nK·dK + nV·dV]
+  std::vector<float> g, beta;  // [n, nV]
+  int64_t stride() const { return 2 * shape.num_k_heads * shape.k_dim + shape.num_v_heads * shape.v_dim; }
+  const float* q() const { return qkv.data(); }
+  const float* k() const { return qkv.data() + shape.num_k_heads * shape.k_dim; }
+  const float* v() const { return qkv.data() + 2 * shape.num_k_heads * shape.k_dim; }
+};
+
+// Gates like a real checkpoint: A_log up to ≈ 2.8, |a| up to 10, dt_bias both signs.
+DeltaInputs make_inputs(DeltaNetShape shape, int64_t n, uint64_t seed) {
+  DeltaInputs in{shape, n, {}, {}, {}};
+  Xoshiro256 rng(seed);
+  auto normal = [&] { return std::sqrt(-2.0f * std::log(rng.uniform() + 1e-7f)) * std::cos(6.2831853f * rng.uniform()); };
+  in.qkv.resize(static_cast<size_t>(n * in.stride()));
+  for (float& x : in.qkv) x = normal();
+  std::vector<float> a_log(shape.num_v_heads), dt_bias(shape.num_v_heads);
+  for (int64_t h = 0; h < shape.num_v_heads; ++h) {
+    a_log[h] = -1.0f + 3.8f * rng.uniform();
+    dt_bias[h] = 4.0f * rng.uniform() - 2.0f;
+  }
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t h = 0; h < shape.num_v_heads; ++h) {
+      const float x = 20.0f * rng.uniform() - 10.0f + dt_bias[h];
+      const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+      in.g.push_back(-std::exp(a_log[h]) * softplus);
+      in.beta.push_back(1.0f / (1.0f + std::exp(-(4.0f * rng.uniform() - 2.0f))));
+    }
+  return in;
+}
+
+// The error measure: per position (row of all heads), max |ours − ref| ÷ max |ref|; the worst row.
+double max_relative_error(const std::vector<float>& ours, const std::vector<double>& reference, size_t row = 0) {
+  if (row == 0) row = ours.size();
+  double worst = 0.0;
+  for (size_t r = 0; r < ours.size(); r += row) {
+    double max_ref = 0.0, max_diff = 0.0;
+    for (size_t i = r; i < r + row; ++i) {
+      max_ref = std::max(max_ref, std::fabs(reference[i]));
+      max_diff = std::max(max_diff, std::fabs(double(ours[i]) - reference[i]));
+    }
+    worst = std::max(worst, max_diff / std::max(max_ref, 1e-30));
+  }
+  return worst;
+}
+
+// Float64 token recurrence (spec §4.1 step 8) as the exact oracle.
+std::vector<double> recurrence_f64(const DeltaInputs& in) {
+  const DeltaNetShape& s = in.shape;
+  const int64_t ratio = s.num_v_heads / s.num_k_heads;
+  std::vector<double> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim));
+  std::vector<double> state(static_cast<size_t>(s.num_v_heads * s.k_dim * s.v_dim), 0.0);
+  std::vector<double> q(s.k_dim), k(s.k_dim), e(s.v_dim);
+  for (int64_t t = 0; t < in.n; ++t)
+    for (int64_t h = 0; h < s.num_v_heads; ++h) {
+      const int64_t kh = h / ratio;
+      double qs = 0, ks = 0;
+      for (int64_t i = 0; i < s.k_dim; ++i) {
+        q[i] = in.q()[t * in.stride() + kh * s.k_dim + i];
+        k[i] = in.k()[t * in.stride() + kh * s.k_dim + i];
+        qs += q[i] * q[i];
+        ks += k[i] * k[i];
+      }
+      for (int64_t i = 0; i < s.k_dim; ++i) {
+        q[i] = q[i] / std::sqrt(qs + 1e-6) / std::sqrt(double(s.k_dim));
+        k[i] = k[i] / std::sqrt(ks + 1e-6);
+      }
+      double* S = state.data() + h * s.k_dim * s.v_dim;
+      const double decay = std::exp(double(in.g[t * s.num_v_heads + h])), b = in.beta[t * s.num_v_heads + h];
+      for (int64_t i = 0; i < s.k_dim * s.v_dim; ++i) S[i] *= decay;
+      for (int64_t j = 0; j < s.v_dim; ++j) {
+        double memory = 0;
+        for (int64_t i = 0; i < s.k_dim; ++i) memory += S[i * s.v_dim + j] * k[i];
+        e[j] = (in.v()[t * in.stride() + h * s.v_dim + j] - memory) * b;
+      }
+      for (int64_t i = 0; i < s.k_dim; ++i)
+        for (int64_t j = 0; j < s.v_dim; ++j) S[i * s.v_dim + j] += k[i] * e[j];
+      for (int64_t j = 0; j < s.v_dim; ++j) {
+        double acc = 0;
+        for (int64_t i = 0; i < s.k_dim; ++i) acc += S[i * s.v_dim + j] * q[i];
+        out[(t * s.num_v_heads + h) * s.v_dim + j] = acc;
+      }
+    }
+  return out;
+}
+
+std::vector<float> run(bool chunked, const DeltaInputs& in, const std::vector<int64_t>& calls) {
+  RefBackend backend;
+  const DeltaNetShape& s = in.shape;
+  std::vector<float> state(static_cast<size_t>(s.num_v_heads * s.k_dim * s.v_dim), 0.0f);
+  std::vector<float> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim));
+  int64_t t = 0;
+  for (int64_t n : calls) {
+    const int64_t offset = t * in.stride();
+    auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
+    (backend.*fn)(in.q() + offset, in.k() + offset, in.v() + offset, in.stride(), in.g.data() + t * s.num_v_heads,
+                  in.beta.data() + t * s.num_v_heads, n, s, state.data(), out.data() + t * s.num_v_heads * s.v_dim);
+    t += n;
+  }
+  return out;
+}
+
+TEST(GatedDeltaRule, ChunkedEqualsRecurrentAcrossChunkBoundaries) {
+  const DeltaInputs in = make_inputs({2, 4, 16, 24}, 150, 1);  // nV = 2 nK, dK ≠ dV, 3 chunks with a tail
+  const auto reference = recurrence_f64(in);
+  const auto chunked = run(true, in, {150});
+  const auto recurrent = run(false, in, {150});
+  const size_t row = 4 * 24;
+  EXPECT_LE(max_relative_error(chunked, reference, row), 1e-5);
+  EXPECT_LE(max_relative_error(recurrent, reference, row), 1e-5);
+  std::vector<double> recurrent_as_ref(recurrent.begin(), recurrent.end());
+  EXPECT_LE(max_relative_error(chunked, recurrent_as_ref, row), 1e-5);
+}
+
+TEST(GatedDeltaRule, SplitCallsContinueTheState) {
+  const DeltaInputs in = make_inputs({1, 2, 32, 32}, 200, 2);
+  const auto reference = recurrence_f64(in);
+  const size_t row = 2 * 32;
+  EXPECT_LE(max_relative_error(run(true, in, {100, 37, 1, 62}), reference, row), 1e-5);
+  EXPECT_LE(max_relative_error(run(true, in, {1, 64, 64, 71}), reference, row), 1e-5);
+  EXPECT_LE(max_relative_error(run(false, in, {200}), reference, row), 1e-5);
+}
+
+TEST(GatedDeltaRule, StableOverLongSequencesWithRealisticGates) {
+  const DeltaInputs in = make_inputs({1, 1, 128, 128}, 8192, 3);  // the real head sizes
+  const auto reference = recurrence_f64(in);
+  const auto chunked = run(true, in, {8192});
+  for (float x : chunked) ASSERT_TRUE(std::isfinite(x));
+  // Scale: the largest output of the sequence. After a strong decay a single position's output
+  // can be ~0 while the state is O(1); there even the fp32 recurrence is off by 6e-4 of that
+  // position's own maximum, so a per-position scale would measure the output's size, not drift.
+  // Measured: chunked 5.5e-7, fp32 recurrent 4.9e-7.
+  EXPECT_LE(max_relative_error(chunked, reference), 1e-4);
+  EXPECT_LE(max_relative_error(run(false, in, {8192}), reference), 1e-4);
+}
+
+}  // namespace
+}  // namespace ds
