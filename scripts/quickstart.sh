@@ -21,5 +21,6 @@ if [ -z "$model" ]; then
   fi
 fi
 
-# Until the forward pass lands, the main job describes the checkpoint.
-"$bin" inspect --model "$model"
+# The main job: a greedy continuation of a fixed prompt, printed as token ids (text input and output
+# arrive with the tokenizer). The log lines say what was loaded and how fast it ran.
+"$bin" generate --model "$model" --tokens 9707,11,1879,525,498,30,2585,374 --max-tokens 16 --ids

@@ -56,6 +56,21 @@ expect_ok inspect_flat_layout 'text-only \(model\.\*\), [2-9] file' "$bin" inspe
 expect_ok inspect_flat_mtp 'mtp +15 tensors, skipped' "$bin" inspect --model "$work/flat"
 expect_ok inspect_flat_dtype 'F32 ×' "$bin" inspect --model "$work/flat"
 
+# logits and generate (stable contracts): a fixture checkpoint from tests/fixtures.
+fixture=$(dirname "$0")/../fixtures/d_text_only
+expect_ok logits_file 'wrote .*\[5, 512\]' "$bin" logits --model "$fixture" --tokens 1,2,3,4,5 --chunks 3,1,1 --out "$work/l.npy"
+expect_ok logits_npy_header "'descr': '<f4', 'fortran_order': False, 'shape': \(5, 512\)" grep -ao "{'descr'[^}]*}" "$work/l.npy"
+expect_ok logits_npy_size '^10368$' stat -c %s "$work/l.npy"
+expect_error logits_bad_chunks 'sizes must be positive and sum to the 5 tokens, found a sum of 4' \
+  "$bin" logits --model "$fixture" --tokens 1,2,3,4,5 --chunks 3,1 --out "$work/x.npy"
+expect_error logits_bad_tokens 'item 2 "x" is not a non-negative integer' "$bin" logits --model "$fixture" --tokens 1,x --out "$work/x.npy"
+expect_error logits_token_range 'token id 999 is outside the vocabulary \[0, 512\)' "$bin" logits --model "$fixture" --tokens 1,999 --out "$work/x.npy"
+expect_ok generate_ids '^[0-9]+(,[0-9]+){7}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 8 --ids --ignore-eos -q
+expect_ok generate_sampled '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$work/tiny" --tokens 5,6,7 --max-tokens 4 --temperature 0.8 --top-p 0.9 --top-k 40 --seed 1 --ids --ignore-eos -q
+expect_error generate_prompt_needs_tokenizer 'needs the tokenizer' "$bin" generate --model "$fixture" --prompt hello
+expect_error generate_bad_top_p 'top_p must be in \(0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --top-p 0
+expect_error generate_no_prompt 'one of --tokens or --prompt' "$bin" generate --model "$fixture"
+
 # Bad input: one clear message, exit 1.
 expect_error missing_dir 'does not exist' "$bin" inspect --model "$work/nope"
 mkdir -p "$work/empty"
