@@ -12,5 +12,6 @@ CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_make_checkpoint_command(CLI::App& app);
 CommandRunner add_logits_command(CLI::App& app);
 CommandRunner add_generate_command(CLI::App& app);
+CommandRunner add_bench_command(CLI::App& app);
 
 }  // namespace ds::app

@@ -6,7 +6,7 @@
 #include "cli_errors.h"
 #include "commands.h"
 #include "engine/sampler.h"
-#include "kernels/ref/ref_backend.h"
+#include "backend_options.h"
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
@@ -17,6 +17,7 @@ namespace {
 
 struct GenerateOptions {
   std::string model_dir, tokens, prompt, mode = "fast";
+  BackendOptions backend;
   int64_t max_tokens = 32;
   int64_t prefill_chunk = 512;
   SamplingParams sampling;
@@ -31,8 +32,8 @@ int run_generate(const GenerateOptions& options) {
   if (!valid.ok()) return report_error(valid);
   auto prompt = parse_int_list(options.tokens, "--tokens");
   if (!prompt.ok()) return report_error(prompt.status());
-  RefBackend backend;
-  auto loaded = load_model(options.model_dir, backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast);
+  const auto backend = make_backend(options.backend);
+  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast);
   if (!loaded.ok()) return report_error(loaded.status());
   const std::vector<int64_t>& eos = loaded->config.text.eos_token_id;
 
@@ -94,6 +95,7 @@ CommandRunner add_generate_command(CLI::App& app) {
   command->callback([tokens, prompt] {
     if (tokens->count() == 0 && prompt->count() == 0) throw CLI::ValidationError("one of --tokens or --prompt is required");
   });
+  add_backend_options(command, options->backend);
   return [options] { return run_generate(*options); };
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/sampler.h"
 #include "io/safetensors_checkpoint.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/ref/ref_backend.h"
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
@@ -95,8 +96,14 @@ TEST_P(HfFixture, LogitsAndGreedyMatchTransformers) {
   const std::string name = dir.filename().string();
   const std::vector<Prompt> prompts = read_prompts(dir);
   ASSERT_FALSE(prompts.empty());
-  RefBackend backend;
+  // The scalar reference and the CPU backend at each ISA this machine has: all must match HF.
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::make_unique<RefBackend>());
+  for (Isa isa : {Isa::avx2, Isa::avx512})
+    if (detect_isa() >= isa) backends.push_back(std::make_unique<CpuBackend>(isa, 2));
+  for (const auto& backend_ptr : backends)
   for (ComputeMode mode : {ComputeMode::f32, ComputeMode::fast}) {
+    Backend& backend = *backend_ptr;
     auto loaded = load_model(dir.string(), backend, mode);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     if (mode == ComputeMode::fast && loaded->model->mode() == ComputeMode::f32) continue;  // fp32 checkpoint
@@ -112,7 +119,7 @@ TEST_P(HfFixture, LogitsAndGreedyMatchTransformers) {
       std::vector<float> logits;
       ASSERT_TRUE(runner.feed(prompt.ids, LogitsRows::all, logits).ok());
       const Comparison c = compare(logits, prompt.logits, vocab, 3e-2);
-      std::cout << name << " " << mode_name << " prompt " << n << ": error " << c.max_error << ", argmax "
+      std::cout << name << " [" << backend.name() << "] " << mode_name << " prompt " << n << ": error " << c.max_error << ", argmax "
                 << c.agree_all << "/" << c.positions << " (decisive " << c.agree << "/" << c.checked << ")";
       EXPECT_LE(c.max_error, tolerance) << name << " " << mode_name << " prompt of " << n;
       if (mode == ComputeMode::fast) {

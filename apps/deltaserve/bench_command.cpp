@@ -1,0 +1,193 @@
+// `deltaserve bench (--model DIR | --shape S) [--threads N] [--json]`: prefill tok/s at several
+// prompt lengths, decode tok/s, TTFT, TPOT, peak RSS, and the machine's own limits measured in the
+// same run — streaming read bandwidth (decode's floor) and the bf16 dot-product peak (prefill's).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "backend_options.h"
+#include "cli_errors.h"
+#include "commands.h"
+#include "default_assets.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/machine_probe.h"
+#include "model/model_loader.h"
+#include "model/model_summary.h"
+#include "model/random_checkpoint.h"
+#include "model/shape_presets.h"
+#include "model/sequence_runner.h"
+#include "token_list.h"
+#include "util/human.h"
+#include "util/log.h"
+#include "util/parallel_for.h"
+#include "util/random.h"
+
+namespace ds::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchOptions {
+  std::string model_dir, shape, weights = "bf16", prompts = "128,512,2048,8192";
+  int64_t decode_tokens = 128;
+  int64_t prefill_chunk = 512;
+  BackendOptions backend;
+  bool json = false;
+};
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// Bytes one decode step must read: every text weight it uses (the whole head, one embedding row),
+// DeltaNet state read + written, and the KV of `context` positions.
+uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
+  const TextConfig& c = loaded.config.text;
+  const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config,
+                                                    loaded.config.nested ? kNestedTextPrefix : kFlatTextPrefix);
+  uint64_t bytes = summary.text_bytes;
+  const auto embed = summary.parts.find(WeightPart::embeddings);
+  const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
+  if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered
+  const ContextMemory memory = context_memory(c, context);
+  const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *
+                             c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4;
+  return bytes + 2 * recurrent + memory.kv_bytes * 2;  // KV held in fp32 for now: twice the bf16 figure
+}
+
+void emit(bool json, const std::string& test, double tokens_per_s, const BenchOptions& o, int threads,
+          const std::string& extra_json, const std::string& extra_text) {
+  if (json)
+    std::printf("{\"test\": \"%s\", \"tokens_per_s\": %.3f, \"weights\": \"%s\", \"threads\": %d%s}\n", test.c_str(),
+                tokens_per_s, o.weights.c_str(), threads, extra_json.c_str());
+  else
+    std::printf("  %-8s %10.2f tok/s   %s\n", test.c_str(), tokens_per_s, extra_text.c_str());
+  std::fflush(stdout);
+}
+
+int run_bench(const BenchOptions& options) {
+  if (options.weights != "bf16")
+    return report_error(Status::errorf("--weights ", options.weights, " is not implemented yet (only bf16)"));
+  auto prompt_lengths = parse_int_list(options.prompts, "--prompts");
+  if (!prompt_lengths.ok()) return report_error(prompt_lengths.status());
+  std::string dir = options.model_dir;
+  if (dir.empty()) {
+    auto preset = find_shape_preset(options.shape);
+    if (!preset.ok()) return report_error(preset.status());
+    dir = "models/" + preset->name + "-random";
+    if (!std::filesystem::exists(dir + "/config.json")) {
+      log::info("bench: creating ", dir, " (random weights, cached for later runs)");
+      RandomCheckpointOptions writer;
+      writer.out_dir = dir;
+      writer.threads = available_threads();
+      writer.force = true;
+      const TokenizerAssets assets{std::string(default_tokenizer_json()), std::string(default_tokenizer_config_json()),
+                                   std::string(default_chat_template())};
+      const Status made = write_random_checkpoint(preset_config_json(*preset, false, "bfloat16"), writer, assets);
+      if (!made.ok()) return report_error(made);
+    }
+  }
+  auto backend = make_backend(options.backend);
+  auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
+  auto loaded = load_model(dir, *backend, ComputeMode::fast);
+  if (!loaded.ok()) return report_error(loaded.status());
+  const int64_t vocab = loaded->config.text.vocab_size;
+  const int threads = cpu->threads();
+
+  const double peak_flops = measure_compute_peak(cpu->pool(), cpu->isa());
+  const double bandwidth_before = measure_read_bandwidth(cpu->pool(), uint64_t{1} << 30, 3);
+  // Layer matmul FLOPs per token: 2 × every text weight except the embedding table and head.
+  const ModelSummary summary = summarize_checkpoint(*loaded->checkpoint, loaded->config,
+                                                    loaded->config.nested ? kNestedTextPrefix : kFlatTextPrefix);
+  uint64_t layer_params = 0;
+  for (WeightPart part : {WeightPart::deltanet, WeightPart::attention, WeightPart::mlp})
+    if (auto it = summary.parts.find(part); it != summary.parts.end()) layer_params += it->second.params;
+  if (!options.json)
+    std::printf("deltaserve bench: %s, %s; read bandwidth %.1f GB/s, bf16 dot peak %.0f GFLOP/s\n",
+                dir.c_str(), cpu->name(), bandwidth_before / 1e9, peak_flops / 1e9);
+
+  Xoshiro256 rng(1);
+  auto random_prompt = [&](int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (auto& id : ids) id = static_cast<int32_t>(rng.next() % 200000);
+    return ids;
+  };
+  std::vector<float> logits;
+  for (int32_t n : *prompt_lengths) {
+    const auto prompt = random_prompt(n);
+    SequenceRunner runner(*loaded->model, n + 1, std::min<int64_t>(n, options.prefill_chunk));
+    const auto start = Clock::now();
+    for (int64_t offset = 0; offset < n; offset += options.prefill_chunk) {
+      const int64_t size = std::min<int64_t>(options.prefill_chunk, n - offset);
+      const Status status = runner.feed(std::span(prompt).subspan(offset, size), LogitsRows::last, logits);
+      if (!status.ok()) return report_error(status);
+    }
+    const double seconds = seconds_since(start);
+    const double tps = n / seconds;
+    const double compute_fraction = peak_flops > 0 ? tps * 2.0 * layer_params / peak_flops : 0;
+    emit(options.json, "pp" + std::to_string(n), tps, options, threads,
+         str_cat(", \"ttft_s\": ", seconds, ", \"compute_fraction\": ", compute_fraction),
+         str_cat("TTFT ", seconds, " s, ", compute_fraction * 100, "% of the bf16 peak in layer matmuls"));
+  }
+
+  // Decode: 128 tokens after a 128-token prompt, greedy.
+  {
+    const int64_t context = 128;
+    const auto prompt = random_prompt(context);
+    SequenceRunner runner(*loaded->model, context + options.decode_tokens + 1, context);
+    if (Status s = runner.feed(prompt, LogitsRows::last, logits); !s.ok()) return report_error(s);
+    const auto start = Clock::now();
+    for (int64_t i = 0; i < options.decode_tokens; ++i) {
+      int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      if (Status s = runner.feed(std::span(&next, 1), LogitsRows::last, logits); !s.ok()) return report_error(s);
+    }
+    const double seconds = seconds_since(start);
+    const double bandwidth_after = measure_read_bandwidth(cpu->pool(), uint64_t{1} << 30, 3);
+    const double bandwidth = std::max(bandwidth_before, bandwidth_after);
+    const double tps = options.decode_tokens / seconds;
+    const uint64_t step_bytes = decode_step_bytes(*loaded, context + options.decode_tokens / 2);
+    const double floor_tps = bandwidth / static_cast<double>(step_bytes);
+    emit(options.json, "tg" + std::to_string(options.decode_tokens), tps, options, threads,
+         str_cat(", \"tpot_s\": ", seconds / options.decode_tokens, ", \"floor_fraction\": ", tps / floor_tps,
+                 ", \"achieved_gb_s\": ", tps * step_bytes / 1e9, ", \"bandwidth_gb_s\": ", bandwidth / 1e9,
+                 ", \"bytes_per_token\": ", step_bytes, ", \"peak_rss_bytes\": ", peak_rss_bytes()),
+         str_cat("TPOT ", 1000 * seconds / options.decode_tokens, " ms, ", tps * step_bytes / 1e9, " GB/s of ",
+                 bandwidth / 1e9, " GB/s measured: ", 100 * tps / floor_tps, "% of the floor (", floor_tps,
+                 " tok/s at ", human_bytes(step_bytes), "/token)"));
+  }
+  (void)vocab;
+  if (!options.json) std::printf("  peak RSS %s\n", human_bytes(peak_rss_bytes()).c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command = app.add_subcommand("bench", "Measure prefill and decode speed against this machine's bandwidth and compute peak");
+  auto* model = command->add_option("-m,--model", options->model_dir, "Checkpoint directory");
+  auto* shape = command->add_option("--shape", options->shape, "Shape preset; the random checkpoint is made once under models/");
+  model->excludes(shape);
+  command->add_option("--weights", options->weights, "Weight format: bf16 (int8: not yet)")->capture_default_str();
+  command->add_option("--prompts", options->prompts, "Prefill prompt lengths")->capture_default_str();
+  command->add_option("--decode-tokens", options->decode_tokens, "Decode steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  command->add_option("--prefill-chunk", options->prefill_chunk, "Prompt tokens per model call")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "One JSON object per line");
+  add_backend_options(command, options->backend);
+  command->callback([model, shape] {
+    if (model->count() == 0 && shape->count() == 0) throw CLI::ValidationError("one of --model or --shape is required");
+  });
+  return [options] { return run_bench(*options); };
+}
+
+}  // namespace ds::app

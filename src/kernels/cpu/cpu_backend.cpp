@@ -1,0 +1,86 @@
+// CpuBackend: matmul is vectorised and threaded (each thread one contiguous range of weight rows);
+// the other ops still run the scalar reference, in order of their share of the time (next: DeltaNet
+// chunked kernel, attention).
+#include "kernels/cpu/cpu_backend.h"
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "util/float16.h"
+#include "util/str_cat.h"
+
+namespace ds {
+
+CpuBackend::CpuBackend(Isa isa, int threads)
+    : isa_(isa), pool_(threads), name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")) {}
+
+void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
+  if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
+  const int64_t n = w.shape[0], k = w.shape[1];
+  const auto count = static_cast<size_t>(m * k);
+  if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
+    if (bf16_input_.size() < count) bf16_input_.resize(count);
+    kernels::round_to_bf16_avx512(x, m * k, bf16_input_.data());
+    pool_.run([&](int t, int threads) {
+      const auto [begin, end] = ThreadPool::range(n, t, threads, 16);
+      if (begin < end) kernels::matmul_bf16_avx512(bf16_input_.data(), m, w, begin, end, y);
+    });
+    return;
+  }
+  const float* input = x;
+  if (round_input_bf16) {  // fast mode on non-bf16 weights or without AVX-512 BF16
+    if (rounded_input_.size() < count) rounded_input_.resize(count);
+    for (size_t i = 0; i < count; ++i) rounded_input_[i] = bf16_to_float(float_to_bf16(x[i]));
+    input = rounded_input_.data();
+  }
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(n, t, threads, 16);
+    if (begin >= end) return;
+    if (isa_ == Isa::avx512) kernels::matmul_f32_avx512(input, m, w, begin, end, y);
+    else kernels::matmul_f32_avx2(input, m, w, begin, end, y);
+  });
+}
+
+// Not vectorised yet: the scalar reference (correct, slower).
+void CpuBackend::embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) {
+  ref_.embedding(ids, n, table, out);
+}
+void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
+  ref_.rms_norm(x, rows, dim, w, eps, out);
+}
+void CpuBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w,
+                                float eps, float* out) {
+  ref_.rms_norm_gated(x, z, rows, dim, w, eps, out);
+}
+void CpuBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) { ref_.silu_mul(gate, up, n, out); }
+void CpuBackend::sigmoid_gate(float* x, const float* gate, int64_t n) { ref_.sigmoid_gate(x, gate, n); }
+void CpuBackend::add(float* x, const float* y, int64_t n) { ref_.add(x, y, n); }
+void CpuBackend::deltanet_gates(const float* a, const float* b, int64_t n, int64_t heads, const TensorView& A_log,
+                                const TensorView& dt_bias, float* g, float* beta) {
+  ref_.deltanet_gates(a, b, n, heads, A_log, dt_bias, g, beta);
+}
+void CpuBackend::kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
+                          const KvLayerView& kv) {
+  ref_.kv_write(k, v, n, start_pos, block_table, kv);
+}
+void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
+  ref_.rope(x, tokens, heads, head_dim, angles);
+}
+void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
+                                    float* out) {
+  ref_.causal_conv1d_silu(x, n, channels, w, state, out);
+}
+void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
+                                          const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
+                                          float* state, float* out) {
+  ref_.gated_delta_rule_chunked(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+}
+void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
+                                            const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
+                                            float* state, float* out) {
+  ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+}
+void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
+                           const KvLayerView& kv, float scale, float* out) {
+  ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
+}
+
+}  // namespace ds

@@ -1,0 +1,56 @@
+// CpuBackend: the fast CPU implementation of the op interface — AVX-512 (BF16) or AVX2 kernels
+// chosen at run time, a persistent thread pool, and the scalar reference for ops not vectorised yet
+// (each fast kernel is tested against RefBackend, which stays as the oracle).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/isa.h"
+#include "kernels/ref/ref_backend.h"
+#include "util/thread_pool.h"
+
+namespace ds {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(Isa isa, int threads);
+  const char* name() const override { return name_.c_str(); }
+  Isa isa() const { return isa_; }
+  int threads() const { return pool_.size(); }
+  ThreadPool& pool() { return pool_; }
+
+  void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) override;
+  void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) override;
+  void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) override;
+  void rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w, float eps,
+                      float* out) override;
+  void silu_mul(const float* gate, const float* up, int64_t n, float* out) override;
+  void sigmoid_gate(float* x, const float* gate, int64_t n) override;
+  void add(float* x, const float* y, int64_t n) override;
+  void deltanet_gates(const float* a, const float* b, int64_t n, int64_t heads, const TensorView& A_log,
+                      const TensorView& dt_bias, float* g, float* beta) override;
+  void kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
+                const KvLayerView& kv) override;
+  void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) override;
+  void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
+                          float* out) override;
+  void gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
+                                const float* beta, int64_t n, const DeltaNetShape& shape, float* state,
+                                float* out) override;
+  void gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
+                                  const float* beta, int64_t n, const DeltaNetShape& shape, float* state,
+                                  float* out) override;
+  void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
+                 const KvLayerView& kv, float scale, float* out) override;
+
+ private:
+  Isa isa_;
+  ThreadPool pool_;
+  RefBackend ref_;
+  std::string name_;
+  std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
+  std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
+};
+
+}  // namespace ds

@@ -1,0 +1,17 @@
+// Machine probes for benchmarks: streaming read bandwidth with one contiguous stream per thread
+// (what a decode step's weight reads look like) and the bf16 dot-product compute peak.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/isa.h"
+#include "util/thread_pool.h"
+
+namespace ds {
+
+// Bytes/s reading `bytes` (split in contiguous ranges, one per thread), best of `repeats`.
+double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats);
+// FLOP/s of register-resident vdpbf16ps (AVX-512 BF16) or fp32 FMA (AVX2) on all threads.
+double measure_compute_peak(ThreadPool& pool, Isa isa);
+
+}  // namespace ds
