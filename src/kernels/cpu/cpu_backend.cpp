@@ -3,6 +3,7 @@
 // chunked kernel, attention).
 #include "kernels/cpu/cpu_backend.h"
 
+#include "kernels/cpu/deltanet_kernels.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
@@ -10,7 +11,10 @@
 namespace ds {
 
 CpuBackend::CpuBackend(Isa isa, int threads)
-    : isa_(isa), pool_(threads), name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")) {}
+    : isa_(isa),
+      pool_(threads),
+      name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")),
+      delta_scratch_(static_cast<size_t>(threads)) {}
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
@@ -68,16 +72,33 @@ void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels,
                                     float* out) {
   ref_.causal_conv1d_silu(x, n, channels, w, state, out);
 }
+// Value heads are independent: each thread runs a contiguous range of heads.
 void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                           float* state, float* out) {
-  ref_.gated_delta_rule_chunked(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+  if (isa_ == Isa::scalar) return ref_.gated_delta_rule_chunked(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::delta_chunked_avx512 : kernels::delta_chunked_avx2;
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(shape.num_v_heads, t, threads);
+    if (begin >= end) return;
+    delta_scratch_[t].size_for(shape);
+    kernel(q, k, v, qkv_stride, g, beta, n, shape, state, out, begin, end, delta_scratch_[t]);
+  });
 }
+
 void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                             float* state, float* out) {
-  ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+  if (isa_ == Isa::scalar) return ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::delta_recurrent_avx512 : kernels::delta_recurrent_avx2;
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(shape.num_v_heads, t, threads);
+    if (begin >= end) return;
+    delta_scratch_[t].size_for(shape);
+    kernel(q, k, v, qkv_stride, g, beta, n, shape, state, out, begin, end, delta_scratch_[t]);
+  });
 }
+
 void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                            const KvLayerView& kv, float scale, float* out) {
   ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
