@@ -12,6 +12,8 @@ CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_make_checkpoint_command(CLI::App& app);
 CommandRunner add_logits_command(CLI::App& app);
 CommandRunner add_generate_command(CLI::App& app);
+CommandRunner add_tokenize_command(CLI::App& app);
+CommandRunner add_detokenize_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
 
 }  // namespace ds::app

@@ -1,6 +1,7 @@
 // `deltaserve generate --model DIR --tokens IDS --max-tokens N [--temperature T] [--top-p P]
 // [--top-k K] [--seed S] [--ids]`: prefill the prompt, then decode token by token.
 #include <chrono>
+#include <optional>
 #include <cstdio>
 
 #include "cli_errors.h"
@@ -10,6 +11,7 @@
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
+#include "tokenizer/tokenizer.h"
 #include "util/log.h"
 
 namespace ds::app {
@@ -26,12 +28,23 @@ struct GenerateOptions {
 };
 
 int run_generate(const GenerateOptions& options) {
-  if (!options.prompt.empty())
-    return report_error(Status::error("--prompt needs the tokenizer, which is not implemented yet; pass --tokens"));
   const Status valid = validate_sampling(options.sampling);
   if (!valid.ok()) return report_error(valid);
-  auto prompt = parse_int_list(options.tokens, "--tokens");
+  // The tokenizer is needed for --prompt and for printing text; --tokens --ids works without one.
+  std::optional<Tokenizer> tokenizer;
+  if (!options.prompt.empty() || !options.ids) {
+    auto loaded_tokenizer = Tokenizer::load_dir(options.model_dir);
+    if (loaded_tokenizer.ok()) {
+      tokenizer.emplace(std::move(*loaded_tokenizer));
+    } else if (!options.prompt.empty()) {
+      return report_error(loaded_tokenizer.status().with_context("--prompt needs the tokenizer"));
+    } else {
+      log::warn("generate: no usable tokenizer (", loaded_tokenizer.status().message(), "): printing ids");
+    }
+  }
+  auto prompt = options.prompt.empty() ? parse_int_list(options.tokens, "--tokens") : tokenizer->encode(options.prompt);
   if (!prompt.ok()) return report_error(prompt.status());
+  if (prompt->empty()) return report_error(Status::error("--prompt: expected text that encodes to at least one token, found none"));
   const auto backend = make_backend(options.backend);
   auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast);
   if (!loaded.ok()) return report_error(loaded.status());
@@ -63,8 +76,11 @@ int run_generate(const GenerateOptions& options) {
   log::info("generate: prompt ", prompt->size(), " tokens in ", prefill_s, " s (", prompt->size() / std::max(prefill_s, 1e-9),
             " tok/s); ", generated.size(), " new tokens in ", decode_s, " s (",
             static_cast<double>(generated.size() > 1 ? generated.size() - 1 : 0) / std::max(decode_s, 1e-9), " tok/s)");
-  // Until the tokenizer lands, generated text is shown as ids either way.
-  std::printf("%s\n", join_ints(generated).c_str());
+  if (options.ids || !tokenizer) {
+    std::printf("%s\n", join_ints(generated).c_str());
+  } else {
+    std::printf("%s\n", tokenizer->decode(generated).c_str());
+  }
   return 0;
 }
 
@@ -75,7 +91,7 @@ CommandRunner add_generate_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("generate", "Generate a continuation of a prompt");
   command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
   auto* tokens = command->add_option("--tokens", options->tokens, "Prompt as token ids, comma-separated");
-  auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text (needs the tokenizer: not yet)");
+  auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text, encoded with the checkpoint's tokenizer (no chat template)");
   tokens->excludes(prompt);
   command->add_option("--max-tokens", options->max_tokens, "New tokens to generate")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   const ds::app::CommandRunner make_checkpoint = ds::app::add_make_checkpoint_command(app);
   const ds::app::CommandRunner logits = ds::app::add_logits_command(app);
   const ds::app::CommandRunner generate = ds::app::add_generate_command(app);
+  const ds::app::CommandRunner tokenize = ds::app::add_tokenize_command(app);
+  const ds::app::CommandRunner detokenize = ds::app::add_detokenize_command(app);
   const ds::app::CommandRunner bench = ds::app::add_bench_command(app);
 
   try {
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("make-checkpoint")) return make_checkpoint();
     if (app.got_subcommand("logits")) return logits();
     if (app.got_subcommand("generate")) return generate();
+    if (app.got_subcommand("tokenize")) return tokenize();
+    if (app.got_subcommand("detokenize")) return detokenize();
     if (app.got_subcommand("bench")) return bench();
   } catch (const std::exception& error) {  // last line of defence: report, never crash silently
     std::fprintf(stderr, "deltaserve: error: %s\n", error.what());

@@ -71,6 +71,16 @@ expect_error generate_prompt_needs_tokenizer 'needs the tokenizer' "$bin" genera
 expect_error generate_bad_top_p 'top_p must be in \(0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --top-p 0
 expect_error generate_no_prompt 'one of --tokens or --prompt' "$bin" generate --model "$fixture"
 
+# tokenize / detokenize / generate --prompt (stable contracts): the project tokenizer of the tiny checkpoint.
+expect_ok tokenize_ids '^15487,15021,248046,1642$' "$bin" tokenize --model "$work/tiny" --text 'Hello world<|im_end|> é' -q
+expect_ok detokenize_text '^Hello world<\|im_end\|> é$' "$bin" detokenize --model "$work/tiny" --ids 15487,15021,248046,1642 -q
+expect_ok detokenize_skip_special '^Hello world é$' "$bin" detokenize --model "$work/tiny" --ids 15487,15021,248046,1642 --skip-special-tokens -q
+expect_error tokenize_bad_utf8 'expected UTF-8 text, found byte 0xff at byte offset 1' "$bin" tokenize --model "$work/tiny" --text $'a\xff'
+expect_error tokenize_no_tokenizer 'tokenizer.json' "$bin" tokenize --model "$fixture" --text hi
+expect_error detokenize_unknown_id 'item 2: expected a token id of this tokenizer' "$bin" detokenize --model "$work/tiny" --ids 1,300000
+expect_ok generate_prompt_text '^' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos -q
+expect_ok generate_prompt_ids '^[0-9]+(,[0-9]+){2}$' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos --ids -q
+
 # Bad input: one clear message, exit 1.
 expect_error missing_dir 'does not exist' "$bin" inspect --model "$work/nope"
 mkdir -p "$work/empty"
