@@ -3,7 +3,7 @@
 // chunked kernel, attention).
 #include "kernels/cpu/cpu_backend.h"
 
-#include "kernels/cpu/deltanet_kernels.h"
+#include "kernels/cpu/mixer_kernels.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
@@ -14,7 +14,8 @@ CpuBackend::CpuBackend(Isa isa, int threads)
     : isa_(isa),
       pool_(threads),
       name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")),
-      delta_scratch_(static_cast<size_t>(threads)) {}
+      delta_scratch_(static_cast<size_t>(threads)),
+      thread_buffers_(static_cast<size_t>(threads)) {}
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
@@ -68,10 +69,6 @@ void CpuBackend::kv_write(const float* k, const float* v, int64_t n, int64_t sta
 void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
   ref_.rope(x, tokens, heads, head_dim, angles);
 }
-void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                                    float* out) {
-  ref_.causal_conv1d_silu(x, n, channels, w, state, out);
-}
 // Value heads are independent: each thread runs a contiguous range of heads.
 void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
@@ -99,9 +96,34 @@ void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, cons
   });
 }
 
+// Channels are independent: each thread runs a contiguous, 16-aligned range of channels.
+void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
+                                    float* out) {
+  if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, w, state, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::conv_avx512 : kernels::conv_avx2;
+  const int64_t kernel_size = w.shape[2];
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(channels, t, threads, 16);
+    if (begin >= end) return;
+    std::vector<float>& buffer = thread_buffers_[t];
+    const auto needed = static_cast<size_t>((2 * kernel_size - 1) * (end - begin));
+    if (buffer.size() < needed) buffer.resize(needed);
+    kernel(x, n, channels, w, state, out, begin, end, buffer.data(), buffer.data() + kernel_size * (end - begin));
+  });
+}
+
+// Query heads are independent: each thread runs a contiguous range of heads over all tokens.
 void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                            const KvLayerView& kv, float scale, float* out) {
-  ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
+  if (isa_ == Isa::scalar) return ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::attention_avx512 : kernels::attention_avx2;
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(num_heads, t, threads);
+    if (begin >= end) return;
+    std::vector<float>& scores = thread_buffers_[t];
+    if (scores.size() < static_cast<size_t>(start_pos + n)) scores.resize(static_cast<size_t>(start_pos + n));
+    kernel(q, n, start_pos, num_heads, block_table, kv, scale, out, begin, end, scores.data());
+  });
 }
 
 }  // namespace ds

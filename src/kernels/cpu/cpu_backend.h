@@ -52,7 +52,8 @@ class CpuBackend final : public Backend {
   std::string name_;
   std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
   std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
-  std::vector<DeltaScratch> delta_scratch_;  // one per thread
+  std::vector<DeltaScratch> delta_scratch_;          // one per thread
+  std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps
 };
 
 }  // namespace ds

@@ -1,24 +1,27 @@
-// The gated delta rule (gated_delta_rule.inc) compiled for avx2 (see src/kernels/CMakeLists.txt).
+// The token-mixer loops (gated_delta_rule.inc, conv.inc, attention.inc) compiled for avx2
+// (flags in src/kernels/CMakeLists.txt: no FP contraction, so results equal the reference's).
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/deltanet_kernels.h"
+#include "kernels/cpu/mixer_kernels.h"
+#include "kernels/weight_access.h"
 
 namespace ds::kernels {
 namespace {
+#include "kernels/attention.inc"
+#include "kernels/conv.inc"
 #include "kernels/gated_delta_rule.inc"
 }  // namespace
 
-void delta_recurrent_avx2(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
-                          const float* beta, int64_t n, const DeltaNetShape& s, float* state, float* out,
-                          int64_t h_begin, int64_t h_end, DeltaScratch& scratch) {
+DS_DELTA_KERNEL(delta_recurrent_avx2) {
   delta_recurrent_heads(q, k, v, qkv_stride, g, beta, n, s, state, out, h_begin, h_end, scratch);
 }
-
-void delta_chunked_avx2(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
-                        const float* beta, int64_t n, const DeltaNetShape& s, float* state, float* out,
-                        int64_t h_begin, int64_t h_end, DeltaScratch& scratch) {
+DS_DELTA_KERNEL(delta_chunked_avx2) {
   delta_chunked_heads(q, k, v, qkv_stride, g, beta, n, s, state, out, h_begin, h_end, scratch);
+}
+DS_CONV_KERNEL(conv_avx2) { conv_channels(x, n, channels, w, state, out, c_begin, c_end, taps, history); }
+DS_ATTENTION_KERNEL(attention_avx2) {
+  attention_heads(q, n, start_pos, num_heads, block_table, kv, scale, out, h_begin, h_end, scores);
 }
 
 }  // namespace ds::kernels
