@@ -81,6 +81,14 @@ expect_error detokenize_unknown_id 'item 2: expected a token id of this tokenize
 expect_ok generate_prompt_text '^' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos -q
 expect_ok generate_prompt_ids '^[0-9]+(,[0-9]+){2}$' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos --ids -q
 
+# bench --json: the stable keys other tooling reads.
+expect_ok bench_json_prefill '^\{"test": "pp16", "tokens_per_s": [0-9.]+, "weights": "bf16", "threads": 1' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
+expect_ok bench_json_decode '"test": "tg2", .*"floor_fraction": [0-9.e+-]+' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
+expect_error bench_int8_not_yet 'int8 is not implemented yet' "$bin" bench --model "$work/tiny" --weights int8
+expect_ok isa_scalar_generate '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --isa scalar -q
+
 # Bad input: one clear message, exit 1.
 expect_error missing_dir 'does not exist' "$bin" inspect --model "$work/nope"
 mkdir -p "$work/empty"
