@@ -65,5 +65,35 @@ TEST(CpuMixer, AttentionIsBitIdenticalToReference) {
   }
 }
 
+TEST(CpuElementwise, NormsActivationsAndRopeAreBitIdenticalToReference) {
+  RefBackend ref;
+  for (const int64_t rows : {1, 3, 40}) {  // 40 × 1000 floats crosses the threading threshold
+    const int64_t dim = 1000, n = rows * dim;
+    const auto x = random_vector(n, 7), z = random_vector(n, 8), y = random_vector(n, 9);
+    auto weights = random_vector(dim, 10);
+    const TensorView w{"w", DType::F32, {dim}, reinterpret_cast<const std::byte*>(weights.data()), weights.size() * 4};
+    const int64_t half = 8, heads = rows, head_dim = dim / rows / 2 * 2;  // rope over [1, heads, head_dim]
+    const auto cos = random_vector(half, 11), sin = random_vector(half, 12);
+    const RopeAngles angles{cos.data(), sin.data(), half};
+    auto run = [&](Backend& b) {
+      std::vector<float> out(6 * n), tmp = x;
+      b.rms_norm(x.data(), rows, dim, w, 1e-6f, out.data());
+      b.rms_norm_gated(x.data(), z.data(), rows, dim, w, 1e-6f, out.data() + n);
+      b.silu_mul(x.data(), z.data(), n, out.data() + 2 * n);
+      b.sigmoid_gate(tmp.data(), z.data(), n);
+      std::copy(tmp.begin(), tmp.end(), out.begin() + 3 * n);
+      tmp = x;
+      b.add(tmp.data(), y.data(), n);
+      std::copy(tmp.begin(), tmp.end(), out.begin() + 4 * n);
+      tmp = x;
+      b.rope(tmp.data(), 1, heads, head_dim, angles);
+      std::copy(tmp.begin(), tmp.end(), out.begin() + 5 * n);
+      return out;
+    };
+    const auto expected = run(ref);
+    for (const auto& backend : cpu_backends()) EXPECT_EQ(run(*backend), expected) << backend->name() << " rows " << rows;
+  }
+}
+
 }  // namespace
 }  // namespace ds

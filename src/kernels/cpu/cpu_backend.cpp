@@ -4,6 +4,7 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include "kernels/cpu/mixer_kernels.h"
+#include "kernels/cpu/elementwise_kernels.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
@@ -44,20 +45,66 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
   });
 }
 
-// Not vectorised yet: the scalar reference (correct, slower).
+// Below this many floats of work an op runs on the calling thread: a hand-off costs more.
+constexpr int64_t kParallelFloats = 1 << 14;
+
+void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
+  if (isa_ == Isa::scalar) return ref_.rms_norm(x, rows, dim, w, eps, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::rms_norm_avx512 : kernels::rms_norm_avx2;
+  run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
+    if (buffer.size() < static_cast<size_t>(dim)) buffer.resize(static_cast<size_t>(dim));
+    kernel(x, dim, w, eps, out, begin, end, buffer.data());
+  });
+}
+
+void CpuBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w,
+                                float eps, float* out) {
+  if (isa_ == Isa::scalar) return ref_.rms_norm_gated(x, z, rows, dim, w, eps, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::rms_norm_gated_avx512 : kernels::rms_norm_gated_avx2;
+  run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
+    if (buffer.size() < static_cast<size_t>(dim)) buffer.resize(static_cast<size_t>(dim));
+    kernel(x, z, dim, w, eps, out, begin, end, buffer.data());
+  });
+}
+
+void CpuBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) {
+  if (isa_ == Isa::scalar) return ref_.silu_mul(gate, up, n, out);
+  auto kernel = isa_ == Isa::avx512 ? kernels::silu_mul_avx512 : kernels::silu_mul_avx2;
+  run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(gate, up, out, begin, end); });
+}
+
+void CpuBackend::sigmoid_gate(float* x, const float* gate, int64_t n) {
+  if (isa_ == Isa::scalar) return ref_.sigmoid_gate(x, gate, n);
+  auto kernel = isa_ == Isa::avx512 ? kernels::sigmoid_gate_avx512 : kernels::sigmoid_gate_avx2;
+  run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, gate, begin, end); });
+}
+
+void CpuBackend::add(float* x, const float* y, int64_t n) {
+  if (isa_ == Isa::scalar) return ref_.add(x, y, n);
+  auto kernel = isa_ == Isa::avx512 ? kernels::add_avx512 : kernels::add_avx2;
+  run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, y, begin, end); });
+}
+
+void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
+  if (isa_ == Isa::scalar) return ref_.rope(x, tokens, heads, head_dim, angles);
+  auto kernel = isa_ == Isa::avx512 ? kernels::rope_avx512 : kernels::rope_avx2;
+  run_ranges(tokens, tokens * heads * head_dim, 1,
+             [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, heads, head_dim, angles, begin, end); });
+}
+
+void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,
+                            const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn) {
+  if (work < kParallelFloats || pool_.size() == 1) return fn(0, count, thread_buffers_[0]);
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(count, t, threads, align);
+    if (begin < end) fn(begin, end, thread_buffers_[t]);
+  });
+}
+
+// Small or copy-bound ops: the scalar reference.
 void CpuBackend::embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) {
   ref_.embedding(ids, n, table, out);
 }
-void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
-  ref_.rms_norm(x, rows, dim, w, eps, out);
-}
-void CpuBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w,
-                                float eps, float* out) {
-  ref_.rms_norm_gated(x, z, rows, dim, w, eps, out);
-}
-void CpuBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) { ref_.silu_mul(gate, up, n, out); }
-void CpuBackend::sigmoid_gate(float* x, const float* gate, int64_t n) { ref_.sigmoid_gate(x, gate, n); }
-void CpuBackend::add(float* x, const float* y, int64_t n) { ref_.add(x, y, n); }
 void CpuBackend::deltanet_gates(const float* a, const float* b, int64_t n, int64_t heads, const TensorView& A_log,
                                 const TensorView& dt_bias, float* g, float* beta) {
   ref_.deltanet_gates(a, b, n, heads, A_log, dt_bias, g, beta);
@@ -65,9 +112,6 @@ void CpuBackend::deltanet_gates(const float* a, const float* b, int64_t n, int64
 void CpuBackend::kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
                           const KvLayerView& kv) {
   ref_.kv_write(k, v, n, start_pos, block_table, kv);
-}
-void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
-  ref_.rope(x, tokens, heads, head_dim, angles);
 }
 // Value heads are independent: each thread runs a contiguous range of heads.
 void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/cpu/isa.h"
@@ -46,6 +47,11 @@ class CpuBackend final : public Backend {
                  const KvLayerView& kv, float scale, float* out) override;
 
  private:
+  // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
+  // hand-off; fn(begin, end, that thread's scratch buffer).
+  void run_ranges(int64_t count, int64_t work, int64_t align,
+                  const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
+
   Isa isa_;
   ThreadPool pool_;
   RefBackend ref_;

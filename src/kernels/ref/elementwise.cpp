@@ -1,20 +1,32 @@
-// Reference element-wise ops: SwiGLU product, sigmoid output gate, residual add.
+// Reference row-wise and element-wise ops: the shared loops of elementwise.inc over the whole range.
 #include <cmath>
+#include <vector>
 
 #include "kernels/ref/ref_backend.h"
+#include "kernels/weight_access.h"
 
 namespace ds {
+namespace {
+#include "kernels/elementwise.inc"
+}  // namespace
 
-void RefBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+void RefBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
+  std::vector<float> weights(static_cast<size_t>(dim));
+  rms_norm_rows(x, dim, w, eps, out, 0, rows, weights.data());
 }
 
-void RefBackend::sigmoid_gate(float* x, const float* gate, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
+void RefBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w,
+                                float eps, float* out) {
+  std::vector<float> weights(static_cast<size_t>(dim));
+  rms_norm_gated_rows(x, z, dim, w, eps, out, 0, rows, weights.data());
 }
 
-void RefBackend::add(float* x, const float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+void RefBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) { silu_mul_range(gate, up, out, 0, n); }
+void RefBackend::sigmoid_gate(float* x, const float* gate, int64_t n) { sigmoid_gate_range(x, gate, 0, n); }
+void RefBackend::add(float* x, const float* y, int64_t n) { add_range(x, y, 0, n); }
+
+void RefBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
+  rope_tokens(x, heads, head_dim, angles, 0, tokens);
 }
 
 }  // namespace ds
