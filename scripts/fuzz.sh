@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes one parser with libFuzzer (clang, ASan + UBSan) and merges inputs that add coverage into
 # the kept corpus tests/fuzz/corpus/TARGET (which CI replays). Crashes are written to fuzz-artifacts/.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: safetensors_header | model_config
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: safetensors_header | model_config | chat_template
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config SECONDS}
+target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config|chat_template SECONDS}
 seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
 [ -d "tests/fuzz/corpus/$target" ] || { echo "unknown fuzz target: $target" >&2; exit 1; }
 
@@ -17,11 +17,13 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
   -DDELTASERVE_FUZZ=ON -DDELTASERVE_TESTS=ON >/dev/null
 cmake --build build-fuzz --target "fuzz_$target"
 
+dict=tests/fuzz/json.dict
+[ "$target" = chat_template ] && dict=tests/fuzz/jinja.dict
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp "tests/fuzz/corpus/$target/"* "$scratch/"
 mkdir -p fuzz-artifacts
-"build-fuzz/tests/fuzz/fuzz_$target" "$scratch" -dict=tests/fuzz/json.dict -max_len=8192 \
+"build-fuzz/tests/fuzz/fuzz_$target" "$scratch" -dict="$dict" -max_len=8192 \
   -max_total_time="$seconds" -artifact_prefix=fuzz-artifacts/ -print_final_stats=1
 "build-fuzz/tests/fuzz/fuzz_$target" -merge=1 -max_len=8192 "tests/fuzz/corpus/$target" "$scratch"
 echo "corpus tests/fuzz/corpus/$target: $(ls "tests/fuzz/corpus/$target" | wc -l) inputs" >&2
