@@ -62,7 +62,7 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
   const ContextMemory memory = context_memory(c, context);
   const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *
                              c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4;
-  return bytes + 2 * recurrent + memory.kv_bytes * 2;  // KV held in fp32 for now: twice the bf16 figure
+  return bytes + 2 * recurrent + memory.kv_bytes;
 }
 
 void emit(bool json, const std::string& test, double tokens_per_s, const BenchOptions& o, int threads,

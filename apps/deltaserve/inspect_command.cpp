@@ -106,7 +106,7 @@ int run_inspect(const InspectOptions& options) {
   }
   std::printf("  %-12s %12s %14s\n", "total", human_count(summary.total_params).c_str(), human_bytes(summary.total_bytes).c_str());
 
-  std::printf("\n  memory per sequence (KV bf16; DeltaNet state fp32 + conv inputs bf16; workspace not included)\n");
+  std::printf("\n  memory per sequence (KV, DeltaNet state and conv inputs in fp32 as cached today; workspace not included)\n");
   std::printf("  %-10s %14s %16s %26s\n", "context", "attention KV", "DeltaNet state", "+ text weights (1 seq)");
   std::vector<int64_t> contexts{4096, 32768, 262144};
   if (std::find(contexts.begin(), contexts.end(), options.context) == contexts.end()) contexts.push_back(options.context);

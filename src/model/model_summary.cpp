@@ -38,10 +38,10 @@ ContextMemory context_memory(const TextConfig& c, int64_t context) {
   ContextMemory memory;
   const auto full = static_cast<uint64_t>(c.num_layers_of(LayerType::full_attention));
   const auto linear = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention));
-  const uint64_t kv_per_token = full * 2 * static_cast<uint64_t>(c.num_key_value_heads * c.head_dim) * 2;
+  const uint64_t kv_per_token = full * 2 * static_cast<uint64_t>(c.num_key_value_heads * c.head_dim) * sizeof(float);
   memory.kv_bytes = kv_per_token * static_cast<uint64_t>(context);
   const auto recurrent = static_cast<uint64_t>(c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim) * 4;
-  const auto conv = static_cast<uint64_t>(c.conv_dim() * (c.linear_conv_kernel_dim - 1)) * 2;
+  const auto conv = static_cast<uint64_t>(c.conv_dim() * (c.linear_conv_kernel_dim - 1)) * sizeof(float);
   memory.state_bytes = linear * (recurrent + conv);
   return memory;
 }

@@ -31,9 +31,10 @@ struct ModelSummary {
 ModelSummary summarize_checkpoint(const SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
                                   const std::string& text_prefix);
 
-// Memory one sequence of `context` tokens needs beyond the weights: attention KV (bf16, post-norm
-// post-RoPE k and v of every full-attention layer) and DeltaNet state (fp32 recurrent state
-// [nV, dK, dV] plus the last K-1 conv inputs [Cv, K-1] in bf16) of every linear layer.
+// Memory one sequence of `context` tokens needs beyond the weights, as the cache stores it today:
+// attention KV (fp32, post-norm post-RoPE k and v of every full-attention layer) and DeltaNet state
+// (fp32 recurrent state [nV, dK, dV] plus the last K-1 fp32 conv inputs [K-1, Cv]) of every linear
+// layer. (A bf16 KV cache would halve the first figure.)
 struct ContextMemory {
   uint64_t kv_bytes = 0;
   uint64_t state_bytes = 0;
