@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backend_options.h"
+#include "run_options.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "default_assets.h"
@@ -30,10 +30,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kProbeBytes = uint64_t{512} << 20;  // 16× the L3 of this machine class
 
 struct BenchOptions {
-  std::string model_dir, shape, weights = "bf16", prompts = "128,512,2048,8192";
+  std::string model_dir, shape, prompts = "128,512,2048,8192";
   int64_t decode_tokens = 128;
   int64_t prefill_chunk = 512;
-  BackendOptions backend;
+  RunOptions run;
   bool json = false;
 };
 
@@ -59,6 +59,10 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
   const auto embed = summary.parts.find(WeightPart::embeddings);
   const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
   if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered
+  if (loaded.quantized) {  // int8: the quantised matmul weights (head included) plus the norms
+    const auto norms = summary.parts.find(WeightPart::norms);
+    bytes = loaded.quantized->bytes + (norms != summary.parts.end() ? norms->second.bytes : 0);
+  }
   const ContextMemory memory = context_memory(c, context);
   const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *
                              c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4;
@@ -69,15 +73,13 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
           const std::string& extra_json, const std::string& extra_text) {
   if (json)
     std::printf("{\"test\": \"%s\", \"tokens_per_s\": %.3f, \"weights\": \"%s\", \"threads\": %d%s}\n", test.c_str(),
-                tokens_per_s, o.weights.c_str(), threads, extra_json.c_str());
+                tokens_per_s, o.run.weights.c_str(), threads, extra_json.c_str());
   else
     std::printf("  %-8s %10.2f tok/s   %s\n", test.c_str(), tokens_per_s, extra_text.c_str());
   std::fflush(stdout);
 }
 
 int run_bench(const BenchOptions& options) {
-  if (options.weights != "bf16")
-    return report_error(Status::errorf("--weights ", options.weights, " is not implemented yet (only bf16)"));
   auto prompt_lengths = parse_int_list(options.prompts, "--prompts");
   if (!prompt_lengths.ok()) return report_error(prompt_lengths.status());
   std::string dir = options.model_dir;
@@ -97,9 +99,9 @@ int run_bench(const BenchOptions& options) {
       if (!made.ok()) return report_error(made);
     }
   }
-  auto backend = make_backend(options.backend);
+  auto backend = make_backend(options.run);
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
-  auto loaded = load_model(dir, *backend, ComputeMode::fast);
+  auto loaded = load_model(dir, *backend, ComputeMode::fast, weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const int64_t vocab = loaded->config.text.vocab_size;
   const int threads = cpu->threads();
@@ -183,7 +185,6 @@ CommandRunner add_bench_command(CLI::App& app) {
   auto* model = command->add_option("-m,--model", options->model_dir, "Checkpoint directory");
   auto* shape = command->add_option("--shape", options->shape, "Shape preset; the random checkpoint is made once under models/");
   model->excludes(shape);
-  command->add_option("--weights", options->weights, "Weight format: bf16 (int8: not yet)")->capture_default_str();
   command->add_option("--prompts", options->prompts, "Prefill prompt lengths")->capture_default_str();
   command->add_option("--decode-tokens", options->decode_tokens, "Decode steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
@@ -192,7 +193,7 @@ CommandRunner add_bench_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
       ->capture_default_str();
   command->add_flag("--json", options->json, "One JSON object per line");
-  add_backend_options(command, options->backend);
+  add_run_options(command, options->run);
   command->callback([model, shape] {
     if (model->count() == 0 && shape->count() == 0) throw CLI::ValidationError("one of --model or --shape is required");
   });

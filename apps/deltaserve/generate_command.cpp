@@ -7,7 +7,7 @@
 #include "cli_errors.h"
 #include "commands.h"
 #include "engine/sampler.h"
-#include "backend_options.h"
+#include "run_options.h"
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
@@ -19,7 +19,7 @@ namespace {
 
 struct GenerateOptions {
   std::string model_dir, tokens, prompt, mode = "fast";
-  BackendOptions backend;
+  RunOptions run;
   int64_t max_tokens = 32;
   int64_t prefill_chunk = 512;
   SamplingParams sampling;
@@ -45,8 +45,9 @@ int run_generate(const GenerateOptions& options) {
   auto prompt = options.prompt.empty() ? parse_int_list(options.tokens, "--tokens") : tokenizer->encode(options.prompt);
   if (!prompt.ok()) return report_error(prompt.status());
   if (prompt->empty()) return report_error(Status::error("--prompt: expected text that encodes to at least one token, found none"));
-  const auto backend = make_backend(options.backend);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast);
+  const auto backend = make_backend(options.run);
+  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+                           weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const std::vector<int64_t>& eos = loaded->config.text.eos_token_id;
 
@@ -111,7 +112,7 @@ CommandRunner add_generate_command(CLI::App& app) {
   command->callback([tokens, prompt] {
     if (tokens->count() == 0 && prompt->count() == 0) throw CLI::ValidationError("one of --tokens or --prompt is required");
   });
-  add_backend_options(command, options->backend);
+  add_run_options(command, options->run);
   return [options] { return run_generate(*options); };
 }
 

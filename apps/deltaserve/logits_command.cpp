@@ -5,7 +5,7 @@
 
 #include "cli_errors.h"
 #include "commands.h"
-#include "backend_options.h"
+#include "run_options.h"
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
@@ -17,7 +17,7 @@ namespace {
 
 struct LogitsOptions {
   std::string model_dir, tokens, chunks, out, mode = "fast";
-  BackendOptions backend;
+  RunOptions run;
 };
 
 int run_logits(const LogitsOptions& options) {
@@ -33,8 +33,9 @@ int run_logits(const LogitsOptions& options) {
       return report_error(Status::errorf("--chunks: sizes must be positive and sum to the ", tokens->size(),
                                          " tokens, found a sum of ", sum));
   }
-  const auto backend = make_backend(options.backend);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast);
+  const auto backend = make_backend(options.run);
+  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+                           weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const int64_t vocab = loaded->config.text.vocab_size;
   const int32_t largest = *std::max_element(chunks.begin(), chunks.end());
@@ -65,7 +66,7 @@ CommandRunner add_logits_command(CLI::App& app) {
   command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
       ->check(CLI::IsMember({"f32", "fast"}))
       ->capture_default_str();
-  add_backend_options(command, options->backend);
+  add_run_options(command, options->run);
   return [options] { return run_logits(*options); };
 }
 

@@ -1,20 +1,30 @@
 // make_backend: CpuBackend with the requested (or detected) ISA and thread count.
-#include "backend_options.h"
+#include "run_options.h"
 
 #include "kernels/cpu/cpu_backend.h"
 #include "util/log.h"
 
 namespace ds::app {
 
-void add_backend_options(CLI::App* command, BackendOptions& options) {
+void add_run_options(CLI::App* command, RunOptions& options) {
   command->add_option("--threads", options.threads, "Compute threads (default: physical cores)")
       ->check(CLI::Range(0, 1024));
   command->add_option("--isa", options.isa, "Kernels: auto, avx512, avx2 or scalar (the reference)")
       ->check(CLI::IsMember({"auto", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
+  command->add_option("--weights", options.weights,
+                      "bf16: the checkpoint's own dtype; int8: quantise matmul weights at load (per-row scales)")
+      ->check(CLI::IsMember({"bf16", "int8"}))
+      ->capture_default_str();
 }
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+WeightFormat weight_format(const RunOptions& options) {
+  return options.weights == "int8" ? WeightFormat::int8 : WeightFormat::native;
+}
+
+int thread_count(const RunOptions& options) { return options.threads > 0 ? options.threads : physical_cores(); }
+
+std::unique_ptr<Backend> make_backend(const RunOptions& options) {
   Isa isa = Isa::scalar;
   parse_isa(options.isa, &isa);
   const Isa available = detect_isa();
@@ -22,7 +32,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
     log::warn("--isa ", options.isa, " is not supported by this CPU; using ", isa_name(available));
     isa = available;
   }
-  const int threads = options.threads > 0 ? options.threads : physical_cores();
+  const int threads = thread_count(options);
   auto backend = std::make_unique<CpuBackend>(isa, threads);
   log::info("backend: ", backend->name(), " (CPU supports ", isa_name(available), ")");
   return backend;

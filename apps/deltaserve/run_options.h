@@ -1,4 +1,4 @@
-// Command-line options shared by every command that runs the model: --threads and --isa.
+// Command-line options shared by every command that runs the model: --threads, --isa, --weights.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -6,16 +6,20 @@
 #include <string>
 
 #include "kernels/backend.h"
+#include "model/model_loader.h"
 
 namespace ds::app {
 
-struct BackendOptions {
-  int threads = 0;           // 0: physical cores
-  std::string isa = "auto";  // auto | avx512 | avx2 | scalar
+struct RunOptions {
+  int threads = 0;              // 0: physical cores
+  std::string isa = "auto";     // auto | avx512 | avx2 | scalar
+  std::string weights = "bf16";  // bf16 (= as stored) | int8 (quantised at load)
 };
 
-void add_backend_options(CLI::App* command, BackendOptions& options);
+void add_run_options(CLI::App* command, RunOptions& options);
 // The CPU backend for these options; logs the ISA and thread count.
-std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+std::unique_ptr<Backend> make_backend(const RunOptions& options);
+WeightFormat weight_format(const RunOptions& options);
+int thread_count(const RunOptions& options);
 
 }  // namespace ds::app

@@ -27,6 +27,12 @@ inline float weight_at(const TensorView& w, int64_t index) {
       std::memcpy(&bits, w.data + 2 * index, 2);
       return fp16_to_float(bits);
     }
+    case DType::I8: {
+      DS_CHECK(w.scales != nullptr && w.scale_group > 0 && w.shape.size() == 2, "int8 weight ", w.name, " without scales");
+      const int64_t cols = w.shape[1], groups = (cols + w.scale_group - 1) / w.scale_group;
+      const int64_t row = index / cols, group = (index % cols) / w.scale_group;
+      return static_cast<float>(static_cast<int8_t>(w.data[index])) * w.scales[row * groups + group];
+    }
     default: DS_CHECK(false, "weight ", w.name, " has unsupported dtype ", dtype_name(w.dtype));
   }
   return 0.0f;

@@ -7,7 +7,8 @@
 
 namespace ds {
 
-Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode) {
+Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode, WeightFormat format,
+                               int threads) {
   LoadedModel loaded;
   auto config = load_model_config(dir);
   if (!config.ok()) return config.status().with_context(dir);
@@ -21,7 +22,14 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
 
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config, report.text_prefix);
-  loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(weights).value(), backend, mode);
+  Qwen35Weights bound = std::move(weights).value();
+  if (format == WeightFormat::int8) {
+    loaded.quantized = std::make_unique<QuantizedStore>();
+    const uint64_t released = quantize_weights_int8(bound, *loaded.quantized, threads);
+    log::info("weights: quantised to int8 (a scale per ", kInt8Group, " inputs): ", human_bytes(loaded.quantized->bytes), " in memory, ",
+              human_bytes(released), " of mapped source pages released");
+  }
+  loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(bound), backend, mode);
   log::info("model: ", dir, " (", c.num_hidden_layers, " layers: ", c.num_layers_of(LayerType::linear_attention),
             " Gated DeltaNet + ", c.num_layers_of(LayerType::full_attention), " gated attention; hidden ", c.hidden_size,
             ", vocab ", c.vocab_size, ")");

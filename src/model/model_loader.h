@@ -7,17 +7,22 @@
 
 #include "io/model_config.h"
 #include "io/safetensors_checkpoint.h"
+#include "model/quantize.h"
 #include "model/qwen35_model.h"
 #include "util/status.h"
 
 namespace ds {
 
+enum class WeightFormat { native, int8 };  // native: as stored (bf16 / f16 / f32)
+
 struct LoadedModel {
   ModelConfig config;
   std::unique_ptr<SafetensorsCheckpoint> checkpoint;  // owns the mappings the weights point into
+  std::unique_ptr<QuantizedStore> quantized;          // int8 copies (WeightFormat::int8)
   std::unique_ptr<Qwen35Model> model;
 };
 
-Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode);
+Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode,
+                               WeightFormat format = WeightFormat::native, int threads = 1);
 
 }  // namespace ds

@@ -86,7 +86,9 @@ expect_ok bench_json_prefill '^\{"test": "pp16", "tokens_per_s": [0-9.]+, "weigh
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
 expect_ok bench_json_decode '"test": "tg2", .*"floor_fraction": [0-9.e+-]+' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
-expect_error bench_int8_not_yet 'int8 is not implemented yet' "$bin" bench --model "$work/tiny" --weights int8
+expect_ok bench_int8 '"test": "tg2", "tokens_per_s": [0-9.]+, "weights": "int8"' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --weights int8 --json -q
+expect_ok generate_int8 '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --weights int8 -q
 expect_ok isa_scalar_generate '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --isa scalar -q
 
 # Bad input: one clear message, exit 1.

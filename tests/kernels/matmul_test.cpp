@@ -16,6 +16,7 @@ namespace {
 
 struct Weights {
   std::vector<std::byte> bytes;
+  std::vector<float> scales;  // int8 only
   TensorView view;
 };
 
@@ -27,13 +28,20 @@ Weights make_weights(DType dtype, int64_t n, int64_t k, uint64_t seed) {
   Xoshiro256 rng(seed);
   for (int64_t i = 0; i < n * k; ++i) {
     const float value = rng.uniform() * 2.0f - 1.0f;
-    if (dtype == DType::F32) std::memcpy(data + 4 * i, &value, 4);
+    if (dtype == DType::I8) data[i] = static_cast<std::byte>(static_cast<int8_t>(value * 127.0f));
+    else if (dtype == DType::F32) std::memcpy(data + 4 * i, &value, 4);
     else {
       const uint16_t bits = dtype == DType::BF16 ? float_to_bf16(value) : float_to_fp16(value);
       std::memcpy(data + 2 * i, &bits, 2);
     }
   }
   w.view = TensorView{"w", dtype, {n, k}, data, static_cast<uint64_t>(n * k) * size};
+  if (dtype == DType::I8) {  // groups of 16 inputs: tails cut through groups and 16-blocks
+    const int64_t groups = (k + 15) / 16;
+    for (int64_t i = 0; i < n * groups; ++i) w.scales.push_back(0.01f + 0.001f * static_cast<float>(i % 97));
+    w.view.scales = w.scales.data();
+    w.view.scale_group = 16;
+  }
   return w;
 }
 
@@ -55,7 +63,7 @@ TEST(CpuMatmul, MatchesReferenceOnOddSizesForEveryIsaDtypeAndMode) {
   RefBackend ref;
   for (Isa isa : available_isas()) {
     CpuBackend cpu(isa, 2);
-    for (DType dtype : {DType::BF16, DType::F16, DType::F32})
+    for (DType dtype : {DType::BF16, DType::F16, DType::F32, DType::I8})
       for (bool fast : {false, true})
         for (int64_t m : {1, 3, 5, 67})
           for (int64_t k : {1, 15, 17, 31, 33, 100, 259})

@@ -39,7 +39,16 @@ void tile(const float* x, const TensorView& w, int64_t first_col, int64_t k, flo
   int64_t kk = 0;
   for (; kk + 8 <= k; kk += 8) {
     __m256 wv[C];
-    for (int c = 0; c < C; ++c) wv[c] = load8(w.dtype, w.data, (first_col + c) * k + kk);
+    for (int c = 0; c < C; ++c) {
+      if (w.dtype == DType::I8) {  // dequantised with the group's scale (groups are multiples of 8)
+        const int64_t row = first_col + c, groups = (k + w.scale_group - 1) / w.scale_group;
+        const __m256 q = _mm256_cvtepi32_ps(
+            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.data + row * k + kk))));
+        wv[c] = _mm256_mul_ps(q, _mm256_set1_ps(w.scales[row * groups + kk / w.scale_group]));
+      } else {
+        wv[c] = load8(w.dtype, w.data, (first_col + c) * k + kk);
+      }
+    }
     for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_loadu_ps(x + r * k + kk);
       for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);

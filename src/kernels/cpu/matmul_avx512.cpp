@@ -63,15 +63,26 @@ inline __m512 load_weights(DType dtype, const std::byte* base, int64_t index, __
   }
 }
 
+// 16 int8 weights dequantised with their group's scale (a group never straddles a 16-block).
+inline __m512 load_int8(const TensorView& w, int64_t row, int64_t kk, __mmask16 mask) {
+  const int64_t cols = w.shape[1], groups = (cols + w.scale_group - 1) / w.scale_group;
+  const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, w.data + row * cols + kk)));
+  return _mm512_mul_ps(q, _mm512_set1_ps(w.scales[row * groups + kk / w.scale_group]));
+}
+
 template <int R, int C>
-void tile_f32(const float* x, DType dtype, const std::byte* w, int64_t first_col, int64_t k, float* y, int64_t ldy) {
+void tile_f32(const float* x, const TensorView& weights, int64_t first_col, int64_t k, float* y, int64_t ldy) {
+  const DType dtype = weights.dtype;
+  const std::byte* w = weights.data;
   __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
   for (int64_t kk = 0; kk < k; kk += 16) {
     const auto mask = static_cast<__mmask16>(k - kk >= 16 ? 0xffff : (1u << (k - kk)) - 1);
     __m512 wv[C];
-    for (int c = 0; c < C; ++c) wv[c] = load_weights(dtype, w, (first_col + c) * k + kk, mask);
+    for (int c = 0; c < C; ++c)
+      wv[c] = dtype == DType::I8 ? load_int8(weights, first_col + c, kk, mask)
+                                 : load_weights(dtype, w, (first_col + c) * k + kk, mask);
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + r * k + kk);
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
@@ -82,7 +93,7 @@ void tile_f32(const float* x, DType dtype, const std::byte* w, int64_t first_col
 }
 
 using TileBf16 = void (*)(const uint16_t*, const uint16_t*, int64_t, float*, int64_t);
-using TileF32 = void (*)(const float*, DType, const std::byte*, int64_t, int64_t, float*, int64_t);
+using TileF32 = void (*)(const float*, const TensorView&, int64_t, int64_t, float*, int64_t);
 
 template <int R>
 constexpr TileBf16 bf16_row[4] = {tile_bf16<R, 1>, tile_bf16<R, 2>, tile_bf16<R, 3>, tile_bf16<R, 4>};
@@ -124,7 +135,7 @@ void matmul_f32_avx512(const float* x, int64_t m, const TensorView& w, int64_t c
       const int64_t cols = std::min<int64_t>(4, col_end - c);
       for (int64_t r = r0; r < r_end; r += 4) {
         const int64_t rows = std::min<int64_t>(4, r_end - r);
-        kTilesF32[rows - 1][cols - 1](x + r * k, w.dtype, w.data, c, k, y + r * n + c, n);
+        kTilesF32[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);
       }
     }
   }

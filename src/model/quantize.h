@@ -1,0 +1,31 @@
+// Int8 weights (`--weights int8`): every matmul weight of the text model (projections and head) is
+// quantised at load time, symmetric per group of kInt8Group inputs of a row (w ≈ scale · q, q in
+// [−127, 127], scale = max |w| / 127 over the group), into memory the model owns; the source pages of the mmapped checkpoint are then
+// released, so the resident set holds the int8 copy only. Embeddings stay as stored (one row is read
+// per token).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/qwen35_weights.h"
+#include "util/status.h"
+
+namespace ds {
+
+// Inputs per scale. Measured on the HF fixtures (tests/model/int8_accuracy_test.cpp): per-row scales
+// agreed with the bf16 argmax at 95–100% of positions; groups of 32 raise that (docs/benchmarks.md).
+inline constexpr int64_t kInt8Group = 32;
+
+struct QuantizedStore {
+  std::vector<std::unique_ptr<int8_t[]>> values;  // one [rows, cols] buffer per weight
+  std::vector<std::unique_ptr<float[]>> scales;   // one [rows, groups] buffer per weight
+  uint64_t bytes = 0;                             // values + scales
+};
+
+// Replaces the matmul views in `weights` by int8 views into `store`; returns the bytes of source
+// checkpoint data that were released.
+uint64_t quantize_weights_int8(Qwen35Weights& weights, QuantizedStore& store, int threads);
+
+}  // namespace ds
