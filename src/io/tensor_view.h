@@ -10,6 +10,9 @@
 
 namespace ds {
 
+// Inputs per scale of int8 weights. The kernels rely on it (a power of two, a multiple of 16).
+inline constexpr int64_t kInt8ScaleGroup = 32;
+
 struct TensorView {
   std::string name;            // full name as stored in the file
   DType dtype = DType::F32;
@@ -19,7 +22,8 @@ struct TensorView {
   // DType::I8 weights are quantised at load time, symmetric per group of `scale_group` inputs of a row:
   // w[r, c] = scales[r · groups + c / scale_group] · q[r, c], groups = ceil(shape[1] / scale_group).
   const float* scales = nullptr;  // [shape[0], groups]
-  int64_t scale_group = 0;
+  int64_t scale_group = 0;        // kInt8ScaleGroup for weights the kernels run
+
 
   uint64_t numel() const {
     uint64_t count = 1;

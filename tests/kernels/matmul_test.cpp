@@ -36,11 +36,11 @@ Weights make_weights(DType dtype, int64_t n, int64_t k, uint64_t seed) {
     }
   }
   w.view = TensorView{"w", dtype, {n, k}, data, static_cast<uint64_t>(n * k) * size};
-  if (dtype == DType::I8) {  // groups of 16 inputs: tails cut through groups and 16-blocks
-    const int64_t groups = (k + 15) / 16;
+  if (dtype == DType::I8) {  // odd k: tails cut through scale groups and 16-blocks
+    const int64_t groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
     for (int64_t i = 0; i < n * groups; ++i) w.scales.push_back(0.01f + 0.001f * static_cast<float>(i % 97));
     w.view.scales = w.scales.data();
-    w.view.scale_group = 16;
+    w.view.scale_group = kInt8ScaleGroup;
   }
   return w;
 }

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/weight_access.h"
+#include "util/check.h"
 
 namespace ds::kernels {
 namespace {
@@ -41,10 +42,10 @@ void tile(const float* x, const TensorView& w, int64_t first_col, int64_t k, flo
     __m256 wv[C];
     for (int c = 0; c < C; ++c) {
       if (w.dtype == DType::I8) {  // dequantised with the group's scale (groups are multiples of 8)
-        const int64_t row = first_col + c, groups = (k + w.scale_group - 1) / w.scale_group;
+        const int64_t row = first_col + c, groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
         const __m256 q = _mm256_cvtepi32_ps(
             _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.data + row * k + kk))));
-        wv[c] = _mm256_mul_ps(q, _mm256_set1_ps(w.scales[row * groups + kk / w.scale_group]));
+        wv[c] = _mm256_mul_ps(q, _mm256_set1_ps(w.scales[row * groups + kk / kInt8ScaleGroup]));
       } else {
         wv[c] = load8(w.dtype, w.data, (first_col + c) * k + kk);
       }
@@ -70,6 +71,7 @@ constexpr const Tile* kTiles[4] = {row_tiles<1>, row_tiles<2>, row_tiles<3>, row
 }  // namespace
 
 void matmul_f32_avx2(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
+  DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
   const int64_t n = w.shape[0], k = w.shape[1];
   for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
     const int64_t r_end = std::min(m, r0 + kRowBlock);

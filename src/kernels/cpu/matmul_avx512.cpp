@@ -63,17 +63,18 @@ inline __m512 load_weights(DType dtype, const std::byte* base, int64_t index, __
   }
 }
 
-// 16 int8 weights dequantised with their group's scale (a group never straddles a 16-block).
-inline __m512 load_int8(const TensorView& w, int64_t row, int64_t kk, __mmask16 mask) {
-  const int64_t cols = w.shape[1], groups = (cols + w.scale_group - 1) / w.scale_group;
-  const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, w.data + row * cols + kk)));
-  return _mm512_mul_ps(q, _mm512_set1_ps(w.scales[row * groups + kk / w.scale_group]));
+// 16 int8 weights of a row dequantised with their group's scale (a group never straddles a 16-block).
+inline __m512 load_int8(const std::byte* row, const float* row_scales, int64_t kk, __mmask16 mask) {
+  const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, row + kk)));
+  return _mm512_mul_ps(q, _mm512_set1_ps(row_scales[kk / kInt8ScaleGroup]));
 }
 
 template <int R, int C>
 void tile_f32(const float* x, const TensorView& weights, int64_t first_col, int64_t k, float* y, int64_t ldy) {
   const DType dtype = weights.dtype;
   const std::byte* w = weights.data;
+  const int64_t groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
+  const float* scales = weights.scales + (dtype == DType::I8 ? first_col * groups : 0);
   __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -81,7 +82,7 @@ void tile_f32(const float* x, const TensorView& weights, int64_t first_col, int6
     const auto mask = static_cast<__mmask16>(k - kk >= 16 ? 0xffff : (1u << (k - kk)) - 1);
     __m512 wv[C];
     for (int c = 0; c < C; ++c)
-      wv[c] = dtype == DType::I8 ? load_int8(weights, first_col + c, kk, mask)
+      wv[c] = dtype == DType::I8 ? load_int8(w + (first_col + c) * k, scales + c * groups, kk, mask)
                                  : load_weights(dtype, w, (first_col + c) * k + kk, mask);
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + r * k + kk);
@@ -128,6 +129,7 @@ void matmul_bf16_avx512(const uint16_t* xb, int64_t m, const TensorView& w, int6
 }
 
 void matmul_f32_avx512(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
+  DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
   const int64_t n = w.shape[0], k = w.shape[1];
   for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
     const int64_t r_end = std::min(m, r0 + kRowBlock);
