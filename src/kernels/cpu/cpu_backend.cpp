@@ -3,9 +3,8 @@
 // chunked kernel, attention).
 #include "kernels/cpu/cpu_backend.h"
 
-#include "kernels/cpu/mixer_kernels.h"
-#include "kernels/cpu/elementwise_kernels.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/portable_kernels.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
 
@@ -15,6 +14,9 @@ CpuBackend::CpuBackend(Isa isa, int threads)
     : isa_(isa),
       pool_(threads),
       name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")),
+      portable_(isa == Isa::avx512 ? &kernels::portable_kernels_avx512()
+                : isa == Isa::avx2 ? &kernels::portable_kernels_avx2()
+                                   : nullptr),
       delta_scratch_(static_cast<size_t>(threads)),
       thread_buffers_(static_cast<size_t>(threads)) {}
 
@@ -50,7 +52,7 @@ constexpr int64_t kParallelFloats = 1 << 14;
 
 void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
   if (isa_ == Isa::scalar) return ref_.rms_norm(x, rows, dim, w, eps, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::rms_norm_avx512 : kernels::rms_norm_avx2;
+  auto kernel = portable_->rms_norm;
   run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
     if (buffer.size() < static_cast<size_t>(dim)) buffer.resize(static_cast<size_t>(dim));
     kernel(x, dim, w, eps, out, begin, end, buffer.data());
@@ -60,7 +62,7 @@ void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const Tenso
 void CpuBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w,
                                 float eps, float* out) {
   if (isa_ == Isa::scalar) return ref_.rms_norm_gated(x, z, rows, dim, w, eps, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::rms_norm_gated_avx512 : kernels::rms_norm_gated_avx2;
+  auto kernel = portable_->rms_norm_gated;
   run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
     if (buffer.size() < static_cast<size_t>(dim)) buffer.resize(static_cast<size_t>(dim));
     kernel(x, z, dim, w, eps, out, begin, end, buffer.data());
@@ -69,25 +71,25 @@ void CpuBackend::rms_norm_gated(const float* x, const float* z, int64_t rows, in
 
 void CpuBackend::silu_mul(const float* gate, const float* up, int64_t n, float* out) {
   if (isa_ == Isa::scalar) return ref_.silu_mul(gate, up, n, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::silu_mul_avx512 : kernels::silu_mul_avx2;
+  auto kernel = portable_->silu_mul;
   run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(gate, up, out, begin, end); });
 }
 
 void CpuBackend::sigmoid_gate(float* x, const float* gate, int64_t n) {
   if (isa_ == Isa::scalar) return ref_.sigmoid_gate(x, gate, n);
-  auto kernel = isa_ == Isa::avx512 ? kernels::sigmoid_gate_avx512 : kernels::sigmoid_gate_avx2;
+  auto kernel = portable_->sigmoid_gate;
   run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, gate, begin, end); });
 }
 
 void CpuBackend::add(float* x, const float* y, int64_t n) {
   if (isa_ == Isa::scalar) return ref_.add(x, y, n);
-  auto kernel = isa_ == Isa::avx512 ? kernels::add_avx512 : kernels::add_avx2;
+  auto kernel = portable_->add;
   run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, y, begin, end); });
 }
 
 void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
   if (isa_ == Isa::scalar) return ref_.rope(x, tokens, heads, head_dim, angles);
-  auto kernel = isa_ == Isa::avx512 ? kernels::rope_avx512 : kernels::rope_avx2;
+  auto kernel = portable_->rope;
   run_ranges(tokens, tokens * heads * head_dim, 1,
              [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, heads, head_dim, angles, begin, end); });
 }
@@ -118,7 +120,7 @@ void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const 
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                           float* state, float* out) {
   if (isa_ == Isa::scalar) return ref_.gated_delta_rule_chunked(q, k, v, qkv_stride, g, beta, n, shape, state, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::delta_chunked_avx512 : kernels::delta_chunked_avx2;
+  auto kernel = portable_->delta_chunked;
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(shape.num_v_heads, t, threads);
     if (begin >= end) return;
@@ -131,7 +133,7 @@ void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, cons
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                             float* state, float* out) {
   if (isa_ == Isa::scalar) return ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::delta_recurrent_avx512 : kernels::delta_recurrent_avx2;
+  auto kernel = portable_->delta_recurrent;
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(shape.num_v_heads, t, threads);
     if (begin >= end) return;
@@ -144,7 +146,7 @@ void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, cons
 void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
                                     float* out) {
   if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, w, state, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::conv_avx512 : kernels::conv_avx2;
+  auto kernel = portable_->conv;
   const int64_t kernel_size = w.shape[2];
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(channels, t, threads, 16);
@@ -160,7 +162,7 @@ void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels,
 void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                            const KvLayerView& kv, float scale, float* out) {
   if (isa_ == Isa::scalar) return ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
-  auto kernel = isa_ == Isa::avx512 ? kernels::attention_avx512 : kernels::attention_avx2;
+  auto kernel = portable_->attention;
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(num_heads, t, threads);
     if (begin >= end) return;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/portable_kernels.h"
 #include "kernels/delta_scratch.h"
 #include "kernels/ref/ref_backend.h"
 #include "util/thread_pool.h"
@@ -56,6 +57,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   RefBackend ref_;
   std::string name_;
+  const kernels::PortableKernels* portable_;  // this ISA's build of the portable kernels (null: scalar)
   std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
   std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
   std::vector<DeltaScratch> delta_scratch_;          // one per thread

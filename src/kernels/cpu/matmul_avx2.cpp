@@ -7,13 +7,12 @@
 #include <cstring>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/tile_loop.h"
 #include "kernels/weight_access.h"
 #include "util/check.h"
 
 namespace ds::kernels {
 namespace {
-
-constexpr int64_t kRowBlock = 64;
 
 inline __m256 load8(DType dtype, const std::byte* base, int64_t index) {
   switch (dtype) {
@@ -73,16 +72,9 @@ constexpr const Tile* kTiles[4] = {row_tiles<1>, row_tiles<2>, row_tiles<3>, row
 void matmul_f32_avx2(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
   DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
   const int64_t n = w.shape[0], k = w.shape[1];
-  for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
-    const int64_t r_end = std::min(m, r0 + kRowBlock);
-    for (int64_t c = col_begin; c < col_end; c += 4) {
-      const int64_t cols = std::min<int64_t>(4, col_end - c);
-      for (int64_t r = r0; r < r_end; r += 4) {
-        const int64_t rows = std::min<int64_t>(4, r_end - r);
-        kTiles[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);
-      }
-    }
-  }
+  for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
+    kTiles[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);
+  });
 }
 
 }  // namespace ds::kernels

@@ -8,12 +8,11 @@
 #include <algorithm>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/tile_loop.h"
 #include "util/check.h"
 
 namespace ds::kernels {
 namespace {
-
-constexpr int64_t kRowBlock = 64;
 
 // Horizontal sum in a fixed butterfly order (the same for every output).
 inline float horizontal_sum(__m512 v) {
@@ -116,31 +115,17 @@ void matmul_bf16_avx512(const uint16_t* xb, int64_t m, const TensorView& w, int6
     for (; c < col_end; c += 4) kTilesBf16[0][std::min<int64_t>(4, col_end - c) - 1](xb, weights + c * k, k, y + c, n);
     return;
   }
-  for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
-    const int64_t r_end = std::min(m, r0 + kRowBlock);
-    for (int64_t c = col_begin; c < col_end; c += 4) {
-      const int64_t cols = std::min<int64_t>(4, col_end - c);
-      for (int64_t r = r0; r < r_end; r += 4) {
-        const int64_t rows = std::min<int64_t>(4, r_end - r);
-        kTilesBf16[rows - 1][cols - 1](xb + r * k, weights + c * k, k, y + r * n + c, n);
-      }
-    }
-  }
+  for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
+    kTilesBf16[rows - 1][cols - 1](xb + r * k, weights + c * k, k, y + r * n + c, n);
+  });
 }
 
 void matmul_f32_avx512(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
   DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
   const int64_t n = w.shape[0], k = w.shape[1];
-  for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
-    const int64_t r_end = std::min(m, r0 + kRowBlock);
-    for (int64_t c = col_begin; c < col_end; c += 4) {
-      const int64_t cols = std::min<int64_t>(4, col_end - c);
-      for (int64_t r = r0; r < r_end; r += 4) {
-        const int64_t rows = std::min<int64_t>(4, r_end - r);
-        kTilesF32[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);
-      }
-    }
-  }
+  for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
+    kTilesF32[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);
+  });
 }
 
 void round_to_bf16_avx512(const float* x, int64_t count, uint16_t* out) {

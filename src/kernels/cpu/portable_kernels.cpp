@@ -1,0 +1,29 @@
+// One build of the portable kernels (portable_kernels.h). CMake compiles this file once per ISA,
+// with that ISA's flags, -ffp-contract=off, and DS_PORTABLE_KERNELS_ENTRY naming the table.
+#include "kernels/cpu/portable_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/weight_access.h"
+
+#ifndef DS_PORTABLE_KERNELS_ENTRY
+#error "compile with -DDS_PORTABLE_KERNELS_ENTRY=portable_kernels_<isa>"
+#endif
+
+namespace ds::kernels {
+namespace {
+#include "kernels/attention.inc"
+#include "kernels/conv.inc"
+#include "kernels/elementwise.inc"
+#include "kernels/gated_delta_rule.inc"
+}  // namespace
+
+const PortableKernels& DS_PORTABLE_KERNELS_ENTRY() {
+  static const PortableKernels table{delta_recurrent_heads, delta_chunked_heads, conv_channels,   attention_heads,
+                                     rms_norm_rows,         rms_norm_gated_rows, silu_mul_range,  sigmoid_gate_range,
+                                     add_range,             rope_tokens};
+  return table;
+}
+
+}  // namespace ds::kernels

@@ -1,0 +1,38 @@
+// The portable kernels — the loops of src/kernels/*.inc (gated delta rule, causal conv, paged
+// attention, norms, element-wise ops, RoPE) — built once per ISA from portable_kernels.cpp without FP
+// contraction, so each build vectorises and stays bit-identical to the reference. Each entry covers
+// a range (heads, channels, rows, elements or tokens) so the CPU backend can split work over threads.
+#pragma once
+
+#include "io/tensor_view.h"
+#include "kernels/delta_scratch.h"
+
+namespace ds::kernels {
+
+struct PortableKernels {
+  using DeltaRule = void (*)(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
+                             const float* beta, int64_t n, const DeltaNetShape& s, float* state, float* out,
+                             int64_t h_begin, int64_t h_end, DeltaScratch& scratch);
+  DeltaRule delta_recurrent;
+  DeltaRule delta_chunked;
+  // taps [K, c_end − c_begin] and history [K − 1, c_end − c_begin]: scratch.
+  void (*conv)(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state, float* out,
+               int64_t c_begin, int64_t c_end, float* taps, float* history);
+  // scores: scratch of start_pos + n floats.
+  void (*attention)(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
+                    const KvLayerView& kv, float scale, float* out, int64_t h_begin, int64_t h_end, float* scores);
+  // weight_buffer: scratch of dim floats.
+  void (*rms_norm)(const float* x, int64_t dim, const TensorView& w, float eps, float* out, int64_t r_begin,
+                   int64_t r_end, float* weight_buffer);
+  void (*rms_norm_gated)(const float* x, const float* z, int64_t dim, const TensorView& w, float eps, float* out,
+                         int64_t r_begin, int64_t r_end, float* weight_buffer);
+  void (*silu_mul)(const float* gate, const float* up, float* out, int64_t begin, int64_t end);
+  void (*sigmoid_gate)(float* x, const float* gate, int64_t begin, int64_t end);
+  void (*add)(float* x, const float* y, int64_t begin, int64_t end);
+  void (*rope)(float* x, int64_t heads, int64_t head_dim, const RopeAngles& angles, int64_t t_begin, int64_t t_end);
+};
+
+const PortableKernels& portable_kernels_avx512();
+const PortableKernels& portable_kernels_avx2();
+
+}  // namespace ds::kernels
