@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   const ds::app::CommandRunner generate = ds::app::add_generate_command(app);
   const ds::app::CommandRunner tokenize = ds::app::add_tokenize_command(app);
   const ds::app::CommandRunner detokenize = ds::app::add_detokenize_command(app);
+  const ds::app::CommandRunner render_chat = ds::app::add_render_chat_command(app);
   const ds::app::CommandRunner bench = ds::app::add_bench_command(app);
 
   try {
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("generate")) return generate();
     if (app.got_subcommand("tokenize")) return tokenize();
     if (app.got_subcommand("detokenize")) return detokenize();
+    if (app.got_subcommand("render-chat")) return render_chat();
     if (app.got_subcommand("bench")) return bench();
   } catch (const std::exception& error) {  // last line of defence: report, never crash silently
     std::fprintf(stderr, "deltaserve: error: %s\n", error.what());

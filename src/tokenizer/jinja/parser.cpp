@@ -111,6 +111,7 @@ Result<std::vector<Chunk>> scan(const Source& src) {
       const char closer = type == '{' ? '}' : '%';
       end = content;
       char quote = 0;
+      int depth = 0;
       for (; end + 1 < s.size(); ++end) {
         const char c = s[end];
         if (quote) {
@@ -119,7 +120,9 @@ Result<std::vector<Chunk>> scan(const Source& src) {
           continue;
         }
         if (c == '\'' || c == '"') quote = c;
-        else if (c == closer && s[end + 1] == '}') break;
+        else if (c == closer && s[end + 1] == '}' && depth == 0) break;  // jinja2 balances brackets first
+        else if (c == '(' || c == '[' || c == '{') ++depth;
+        else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
       }
       if (end + 1 >= s.size()) return src.error(start, std::string("tag not closed: expected '") + closer + "}'");
       size_t content_end = end;
@@ -135,7 +138,10 @@ Result<std::vector<Chunk>> scan(const Source& src) {
       pos = end + 2;
     }
     strip_next = strip_after;
-    if (!strip_after && type != '{' && pos < s.size() && s[pos] == '\n') ++pos;  // trim_blocks
+    if (!strip_after && type != '{' && pos < s.size()) {  // trim_blocks: one newline (\n, \r\n or \r)
+      if (s[pos] == '\n') ++pos;
+      else if (s[pos] == '\r') pos += pos + 1 < s.size() && s[pos + 1] == '\n' ? 2 : 1;
+    }
   }
   return chunks;
 }

@@ -104,7 +104,7 @@ std::string py_float_repr(double d) {
   for (size_t i = 0; i < e; ++i)
     if (std::isdigit(static_cast<unsigned char>(s[i]))) digits += s[i];
   // Appends instead of operator+ chains (GCC 12 reports a false -Wrestrict on those).
-  std::string out = d < 0 ? "-" : "";
+  std::string out = std::signbit(d) ? "-" : "";
   if (exponent < -4 || exponent >= 16) {
     out += digits[0];
     if (digits.size() > 1) {
