@@ -81,6 +81,33 @@ expect_error detokenize_unknown_id 'item 2: expected a token id of this tokenize
 expect_ok generate_prompt_text '^' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos -q
 expect_ok generate_prompt_ids '^[0-9]+(,[0-9]+){2}$' "$bin" generate --model "$work/tiny" --prompt 'Hello' --max-tokens 3 --ignore-eos --ids -q
 
+# render-chat (stable contract): exactly the prompt HF apply_chat_template renders, no newline added.
+printf '[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]' >"$work/messages.json"
+printf '[{"type": "function", "function": {"name": "f", "parameters": {}}}]' >"$work/tools.json"
+render_exact() {  # NAME EXPECTED(printf format) ARGS...
+  local name=$1 expected=$2; shift 2
+  if "$bin" render-chat "$@" -q >"$work/rendered" 2>"$work/render_err" && cmp -s "$work/rendered" <(printf "$expected"); then pass
+  else fail "$name"; head -c 600 "$work/rendered" "$work/render_err"; fi
+}
+render_exact render_chat_model '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n' \
+  --model "$work/tiny" --messages "$work/messages.json"
+render_exact render_chat_no_thinking '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' \
+  --model "$work/tiny" --messages "$work/messages.json" --template-kwargs '{"enable_thinking": false}'
+render_exact render_chat_no_generation_prompt '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n' \
+  --model "$work/tiny" --messages "$work/messages.json" --no-generation-prompt
+printf '{{ messages[0].content }}|{{ eos_token is defined }}|{{ add_generation_prompt }}' >"$work/t.jinja"
+render_exact render_chat_template_file 'Be brief.|False|False' --template "$work/t.jinja" --messages "$work/messages.json" --no-generation-prompt
+expect_ok render_chat_tools '# Tools' "$bin" render-chat --model "$work/tiny" --messages "$work/messages.json" --tools "$work/tools.json" -q
+printf '[1, 2]' >"$work/bad_messages.json"
+expect_error render_chat_bad_messages 'messages: item 1: expected a message object' "$bin" render-chat --model "$work/tiny" --messages "$work/bad_messages.json"
+printf '[{"role": "system", "content": "x"}]' >"$work/no_user.json"
+expect_error render_chat_raise 'chat template raised an exception: No user query found in messages' \
+  "$bin" render-chat --model "$work/tiny" --messages "$work/no_user.json"
+printf '{%% for x in y %%}{{ x | nosuch }}{%% endfor %%}' >"$work/bad.jinja"
+expect_error render_chat_unknown_filter 'template line 1, column 24: unknown filter' "$bin" render-chat --template "$work/bad.jinja" --messages "$work/messages.json"
+expect_error render_chat_not_json 'expected JSON' "$bin" render-chat --model "$work/tiny" --messages "$work/t.jinja"
+expect_error render_chat_needs_template 'one of --model or --template' "$bin" render-chat --messages "$work/messages.json"
+
 # bench --json: the stable keys other tooling reads.
 expect_ok bench_json_prefill '^\{"test": "pp16", "tokens_per_s": [0-9.]+, "weights": "bf16", "threads": 1' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
