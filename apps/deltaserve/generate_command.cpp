@@ -11,6 +11,7 @@
 #include "model/model_loader.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #include "util/log.h"
 
@@ -25,6 +26,7 @@ struct GenerateOptions {
   SamplingParams sampling;
   bool ids = false;
   bool ignore_eos = false;
+  bool chat = false;  // --chat: the prompt is one user message through the checkpoint's chat template
 };
 
 int run_generate(const GenerateOptions& options) {
@@ -42,7 +44,18 @@ int run_generate(const GenerateOptions& options) {
       log::warn("generate: no usable tokenizer (", loaded_tokenizer.status().message(), "): printing ids");
     }
   }
-  auto prompt = options.prompt.empty() ? parse_int_list(options.tokens, "--tokens") : tokenizer->encode(options.prompt);
+  std::string prompt_text = options.prompt;
+  if (options.chat) {
+    auto source = load_chat_template(options.model_dir);
+    auto special = load_special_tokens(options.model_dir);
+    if (!source.ok() || !special.ok()) return report_error((source.ok() ? special.status() : source.status()).with_context("--chat"));
+    ChatRequest request;
+    request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", options.prompt}}});
+    auto rendered = apply_chat_template(*source, *special, request);
+    if (!rendered.ok()) return report_error(rendered.status().with_context("--chat"));
+    prompt_text = std::move(*rendered);
+  }
+  auto prompt = options.prompt.empty() ? parse_int_list(options.tokens, "--tokens") : tokenizer->encode(prompt_text);
   if (!prompt.ok()) return report_error(prompt.status());
   if (prompt->empty()) return report_error(Status::error("--prompt: expected text that encodes to at least one token, found none"));
   const auto backend = make_backend(options.run);
@@ -94,6 +107,8 @@ CommandRunner add_generate_command(CLI::App& app) {
   auto* tokens = command->add_option("--tokens", options->tokens, "Prompt as token ids, comma-separated");
   auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text, encoded with the checkpoint's tokenizer (no chat template)");
   tokens->excludes(prompt);
+  command->add_flag("--chat", options->chat, "Render --prompt as one user message with the checkpoint's chat template (generation prompt added)")
+      ->needs(prompt);
   command->add_option("--max-tokens", options->max_tokens, "New tokens to generate")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();

@@ -107,6 +107,7 @@ printf '{%% for x in y %%}{{ x | nosuch }}{%% endfor %%}' >"$work/bad.jinja"
 expect_error render_chat_unknown_filter 'template line 1, column 24: unknown filter' "$bin" render-chat --template "$work/bad.jinja" --messages "$work/messages.json"
 expect_error render_chat_not_json 'expected JSON' "$bin" render-chat --model "$work/tiny" --messages "$work/t.jinja"
 expect_error render_chat_needs_template 'one of --model or --template' "$bin" render-chat --messages "$work/messages.json"
+expect_ok generate_chat 'prompt 14 tokens' "$bin" generate --model "$work/tiny" --prompt Hi --chat --max-tokens 1 --ids
 
 # bench --json: the stable keys other tooling reads.
 expect_ok bench_json_prefill '^\{"test": "pp16", "tokens_per_s": [0-9.]+, "weights": "bf16", "threads": 1' \
