@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one parser with libFuzzer (clang, ASan + UBSan) and merges inputs that add coverage into
 # the kept corpus tests/fuzz/corpus/TARGET (which CI replays). Crashes are written to fuzz-artifacts/.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: safetensors_header | model_config | chat_template
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: safetensors_header | model_config | chat_template | chat_render
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config|chat_template SECONDS}
@@ -18,7 +18,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
 cmake --build build-fuzz --target "fuzz_$target"
 
 dict=tests/fuzz/json.dict
-[ "$target" = chat_template ] && dict=tests/fuzz/jinja.dict
+case $target in chat_template | chat_render) dict=tests/fuzz/jinja.dict ;; esac
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp "tests/fuzz/corpus/$target/"* "$scratch/"
