@@ -103,7 +103,6 @@ int run_bench(const BenchOptions& options) {
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
   auto loaded = load_model(dir, *backend, ComputeMode::fast, weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
-  const int64_t vocab = loaded->config.text.vocab_size;
   const int threads = cpu->threads();
 
   const double peak_flops = measure_compute_peak(cpu->pool(), cpu->isa());
@@ -175,7 +174,6 @@ int run_bench(const BenchOptions& options) {
                  bandwidth / 1e9, " GB/s measured: ", 100 * tps / floor_tps, "% of the floor (", floor_tps,
                  " tok/s at ", human_bytes(step_bytes), "/token)"));
   }
-  (void)vocab;
   if (!options.json)
     std::printf("  peak RSS %s (weights resident %s of text weights; sampled after each run)\n", human_bytes(peak_rss).c_str(),
                 human_bytes(summary.text_bytes).c_str());
