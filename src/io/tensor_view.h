@@ -19,11 +19,10 @@ struct TensorView {
   std::vector<int64_t> shape;  // row-major, outermost first
   const std::byte* data = nullptr;
   uint64_t nbytes = 0;
-  // DType::I8 weights are quantised at load time, symmetric per group of `scale_group` inputs of a row:
-  // w[r, c] = scales[r · groups + c / scale_group] · q[r, c], groups = ceil(shape[1] / scale_group).
-  const float* scales = nullptr;  // [shape[0], groups]
-  int64_t scale_group = 0;        // kInt8ScaleGroup for weights the kernels run
-
+  // DType::I8 weights are quantised at load time, symmetric per group of `scale_group` inputs of a
+  // row, and repacked into the panel layout of kernels/int8_panels.h (values and their scales
+  // interleaved, so a thread streams one sequential range); `data` / `nbytes` cover the packed bytes.
+  int64_t scale_group = 0;  // kInt8ScaleGroup for weights the kernels run
 
   uint64_t numel() const {
     uint64_t count = 1;

@@ -1,10 +1,11 @@
-// Scalar access to weight elements of any stored dtype (bf16 / f16 / f32), for reference kernels.
+// Scalar access to weight elements of any stored dtype (bf16 / f16 / f32, packed int8), for reference kernels.
 // Fast kernels read their native dtype directly; these define what "the value of a weight" is.
 #pragma once
 
 #include <cstring>
 
 #include "io/tensor_view.h"
+#include "kernels/int8_panels.h"
 #include "util/check.h"
 #include "util/float16.h"
 
@@ -27,11 +28,10 @@ inline float weight_at(const TensorView& w, int64_t index) {
       std::memcpy(&bits, w.data + 2 * index, 2);
       return fp16_to_float(bits);
     }
-    case DType::I8: {
-      DS_CHECK(w.scales != nullptr && w.scale_group > 0 && w.shape.size() == 2, "int8 weight ", w.name, " without scales");
-      const int64_t cols = w.shape[1], groups = (cols + w.scale_group - 1) / w.scale_group;
-      const int64_t row = index / cols, group = (index % cols) / w.scale_group;
-      return static_cast<float>(static_cast<int8_t>(w.data[index])) * w.scales[row * groups + group];
+    case DType::I8: {  // the panel layout of int8_panels.h
+      DS_CHECK(w.scale_group == kInt8ScaleGroup && w.shape.size() == 2, "int8 weight ", w.name, " not packed");
+      const int64_t cols = w.shape[1], row = index / cols, col = index % cols;
+      return static_cast<float>(int8_weight_q(w, row, col)) * int8_weight_scale(w, row, col / kInt8ScaleGroup);
     }
     default: DS_CHECK(false, "weight ", w.name, " has unsupported dtype ", dtype_name(w.dtype));
   }

@@ -1,15 +1,23 @@
-// Int8 quantisation of the matmul weights at load time (symmetric scales per group of a row).
+// Int8 quantisation of the matmul weights at load time (symmetric scales per group of a row), packed
+// into the kernels' panel layout.
 #include "model/quantize.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "kernels/int8_panels.h"
 #include "kernels/weight_access.h"
+#include "util/check.h"
 #include "util/parallel_for.h"
 
 namespace ds {
+
+void QuantizedStore::Free::operator()(std::byte* p) const { std::free(p); }
+
 namespace {
 
 // Drops the resident pages of a mapped range (whole pages inside it only); the file stays mapped.
@@ -23,29 +31,36 @@ uint64_t release_pages(const TensorView& view) {
 }
 
 TensorView quantize(const TensorView& w, QuantizedStore& store, int threads) {
-  const int64_t rows = w.shape[0], cols = w.shape[1], groups = (cols + kInt8Group - 1) / kInt8Group;
-  auto values = std::make_unique<int8_t[]>(static_cast<size_t>(rows * cols));
-  auto scales = std::make_unique<float[]>(static_cast<size_t>(rows * groups));
-  parallel_for(static_cast<size_t>(rows), threads, [&](size_t begin, size_t end) {
+  const int64_t rows = w.shape[0], cols = w.shape[1], groups = int8_groups(cols);
+  const auto bytes = static_cast<uint64_t>(int8_packed_bytes(rows, cols));  // a multiple of 64
+  auto* packed = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
+  DS_CHECK(packed != nullptr, "out of memory quantising ", w.name);
+  // Each thread packs whole panels (disjoint bytes), padding included.
+  parallel_for(static_cast<size_t>(int8_panels(rows)), threads, [&](size_t begin, size_t end) {
     std::vector<float> row(static_cast<size_t>(cols));
-    for (auto r = static_cast<int64_t>(begin); r < static_cast<int64_t>(end); ++r) {
+    std::vector<int8_t> q(static_cast<size_t>(cols));
+    std::vector<float> scales(static_cast<size_t>(groups));
+    const auto panel_bytes = static_cast<size_t>(int8_panel_bytes(cols));
+    int8_clear_packed(packed + begin * panel_bytes, static_cast<int64_t>(end - begin) * kInt8PanelRows, cols);
+    const int64_t first = static_cast<int64_t>(begin) * kInt8PanelRows;
+    const int64_t last = std::min(rows, static_cast<int64_t>(end) * kInt8PanelRows);
+    for (int64_t r = first; r < last; ++r) {
       weight_span(w, r * cols, cols, row.data());
       for (int64_t g = 0; g < groups; ++g) {
-        const int64_t first = g * kInt8Group, last = std::min(cols, first + kInt8Group);
+        const int64_t lo = g * kInt8Group, hi = std::min(cols, lo + kInt8Group);
         float max_abs = 0.0f;
-        for (int64_t c = first; c < last; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
+        for (int64_t c = lo; c < hi; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
         const float scale = max_abs > 0.0f ? max_abs / 127.0f : 1.0f;
-        scales[r * groups + g] = scale;
-        for (int64_t c = first; c < last; ++c)
-          values[r * cols + c] = static_cast<int8_t>(std::clamp(std::nearbyint(row[c] / scale), -127.0f, 127.0f));
+        scales[g] = scale;
+        for (int64_t c = lo; c < hi; ++c)
+          q[c] = static_cast<int8_t>(std::clamp(std::nearbyint(row[c] / scale), -127.0f, 127.0f));
       }
+      int8_pack_row(packed, cols, r, q.data(), scales.data());
     }
   });
-  TensorView view{w.name + " (int8)", DType::I8, w.shape, reinterpret_cast<const std::byte*>(values.get()),
-                  static_cast<uint64_t>(rows * cols), scales.get(), kInt8Group};
-  store.bytes += static_cast<uint64_t>(rows * cols) + static_cast<uint64_t>(rows * groups) * sizeof(float);
-  store.values.push_back(std::move(values));
-  store.scales.push_back(std::move(scales));
+  TensorView view{w.name + " (int8)", DType::I8, w.shape, packed, bytes, kInt8Group};
+  store.bytes += bytes;
+  store.buffers.emplace_back(packed);
   return view;
 }
 

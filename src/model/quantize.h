@@ -1,8 +1,10 @@
 // Int8 weights (`--weights int8`): every matmul weight of the text model (projections and head) is
 // quantised at load time, symmetric per group of kInt8Group inputs of a row (w ≈ scale · q, q in
-// [−127, 127], scale = max |w| / 127 over the group), into memory the model owns; the source pages of the mmapped checkpoint are then
-// released, so the resident set holds the int8 copy only. Embeddings stay as stored (one row is read
-// per token).
+// [−127, 127], scale = max |w| / 127 over the group), and repacked into the panel layout the int8
+// kernels stream (kernels/int8_panels.h: 32 rows interleaved by 4 inputs, each group's scales beside
+// its values; 1,152 bytes per 32 rows × 32 inputs), in memory the model owns; the source pages of
+// the mmapped checkpoint are then released, so the resident set holds the int8 copy only. Embeddings
+// stay as stored (one row is read per token).
 #pragma once
 
 #include <cstdint>
@@ -19,9 +21,11 @@ namespace ds {
 inline constexpr int64_t kInt8Group = kInt8ScaleGroup;
 
 struct QuantizedStore {
-  std::vector<std::unique_ptr<int8_t[]>> values;  // one [rows, cols] buffer per weight
-  std::vector<std::unique_ptr<float[]>> scales;   // one [rows, groups] buffer per weight
-  uint64_t bytes = 0;                             // values + scales
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::vector<std::unique_ptr<std::byte, Free>> buffers;  // one packed, 64-byte aligned buffer per weight
+  uint64_t bytes = 0;                                     // all buffers (values, scales, panel padding)
 };
 
 // Replaces the matmul views in `weights` by int8 views into `store`; returns the bytes of source

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/int8_panels.h"
 #include "kernels/ref/ref_backend.h"
+#include "kernels/weight_access.h"
 #include "util/float16.h"
 #include "util/random.h"
 
@@ -16,11 +18,32 @@ namespace {
 
 struct Weights {
   std::vector<std::byte> bytes;
-  std::vector<float> scales;  // int8 only
   TensorView view;
 };
 
+// Int8: random codes and scales packed into the panel layout (64-byte aligned, padding as the loader
+// writes it). Odd n and k leave partial panels and groups.
+Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed) {
+  Weights w;
+  const int64_t bytes = int8_packed_bytes(n, k), groups = int8_groups(k);
+  w.bytes.resize(static_cast<size_t>(bytes + 64));
+  std::byte* data = w.bytes.data();
+  data += (64 - reinterpret_cast<uintptr_t>(data) % 64) % 64;
+  int8_clear_packed(data, n, k);
+  Xoshiro256 rng(seed);
+  std::vector<int8_t> q(static_cast<size_t>(k));
+  std::vector<float> scales(static_cast<size_t>(groups));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int8_t& v : q) v = static_cast<int8_t>(static_cast<int>(rng.uniform() * 255.0f) - 127);
+    for (float& s : scales) s = 0.001f + 0.02f * rng.uniform();
+    int8_pack_row(data, k, r, q.data(), scales.data());
+  }
+  w.view = TensorView{"w", DType::I8, {n, k}, data, static_cast<uint64_t>(bytes), kInt8ScaleGroup};
+  return w;
+}
+
 Weights make_weights(DType dtype, int64_t n, int64_t k, uint64_t seed) {
+  if (dtype == DType::I8) return make_int8_weights(n, k, seed);
   Weights w;
   const size_t size = dtype_size(dtype);
   w.bytes.resize(static_cast<size_t>(n * k) * size + 2);  // +2: start the data at an odd address below
@@ -28,20 +51,13 @@ Weights make_weights(DType dtype, int64_t n, int64_t k, uint64_t seed) {
   Xoshiro256 rng(seed);
   for (int64_t i = 0; i < n * k; ++i) {
     const float value = rng.uniform() * 2.0f - 1.0f;
-    if (dtype == DType::I8) data[i] = static_cast<std::byte>(static_cast<int8_t>(value * 127.0f));
-    else if (dtype == DType::F32) std::memcpy(data + 4 * i, &value, 4);
+    if (dtype == DType::F32) std::memcpy(data + 4 * i, &value, 4);
     else {
       const uint16_t bits = dtype == DType::BF16 ? float_to_bf16(value) : float_to_fp16(value);
       std::memcpy(data + 2 * i, &bits, 2);
     }
   }
   w.view = TensorView{"w", dtype, {n, k}, data, static_cast<uint64_t>(n * k) * size};
-  if (dtype == DType::I8) {  // odd k: tails cut through scale groups and 16-blocks
-    const int64_t groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
-    for (int64_t i = 0; i < n * groups; ++i) w.scales.push_back(0.01f + 0.001f * static_cast<float>(i % 97));
-    w.view.scales = w.scales.data();
-    w.view.scale_group = kInt8ScaleGroup;
-  }
   return w;
 }
 
@@ -63,7 +79,7 @@ TEST(CpuMatmul, MatchesReferenceOnOddSizesForEveryIsaDtypeAndMode) {
   RefBackend ref;
   for (Isa isa : available_isas()) {
     CpuBackend cpu(isa, 2);
-    for (DType dtype : {DType::BF16, DType::F16, DType::F32, DType::I8})
+    for (DType dtype : {DType::BF16, DType::F16, DType::F32})
       for (bool fast : {false, true})
         for (int64_t m : {1, 3, 5, 67})
           for (int64_t k : {1, 15, 17, 31, 33, 100, 259})
@@ -99,6 +115,72 @@ TEST(CpuMatmul, RowResultsIndependentOfBatchAndThreads) {
           ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
               << isa_name(isa) << " row " << r << " threads " << backend->threads() << (fast ? " fast" : " f32");
         }
+      }
+    }
+  }
+}
+
+// Int8 × int8: every ISA computes exactly the reference's sequence (exact integer dots, one fma per
+// group in order), so the results are equal bit for bit, tails of panels and groups included.
+TEST(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizesForEveryIsa) {
+  RefBackend ref;
+  for (Isa isa : available_isas()) {
+    CpuBackend cpu(isa, 2);
+    for (int64_t m : {1, 2, 5, 7, 13, 67})
+      for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
+        for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
+          const Weights w = make_int8_weights(n, k, 1000 * k + n);
+          auto x = make_input(m, k, m);
+          if (k >= 33) std::fill(x.begin() + 32, x.begin() + 64 < x.end() ? x.begin() + 64 : x.end(), 0.0f);  // a zero group
+          std::vector<float> expected(m * n), actual(m * n);
+          for (bool fast : {false, true}) {
+            ref.matmul(x.data(), m, w.view, expected.data(), fast);
+            cpu.matmul(x.data(), m, w.view, actual.data(), fast);
+            ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
+                << isa_name(isa) << " m=" << m << " k=" << k << " n=" << n;
+          }
+        }
+  }
+}
+
+// The int8 result approximates the fp32 product of the dequantised weights within the activation
+// rounding: |error| ≤ Σ_g scale_x,g / 2 · Σ_i |w_i| per output (plus fp32 rounding).
+TEST(CpuMatmulInt8, CloseToTheDequantisedProduct) {
+  const int64_t m = 3, k = 259, n = 33;
+  const Weights w = make_int8_weights(n, k, 7);
+  const auto x = make_input(m, k, 8);
+  std::vector<float> y(m * n), row(k);
+  RefBackend ref;
+  ref.matmul(x.data(), m, w.view, y.data(), false);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double exact = 0, bound = 1e-5;
+      for (int64_t g = 0; g < int8_groups(k); ++g) {
+        float amax = 0;
+        for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) amax = std::max(amax, std::fabs(x[r * k + i]));
+        for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) {
+          const double wi = weight_at(w.view, c * k + i);
+          exact += wi * x[r * k + i];
+          bound += std::fabs(wi) * amax / 127.0 * 0.5 * 1.0001;
+        }
+      }
+      ASSERT_NEAR(y[r * n + c], exact, bound) << r << " " << c;
+    }
+}
+
+TEST(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
+  for (Isa isa : available_isas()) {
+    const int64_t k = 1000, n = 301;
+    const Weights w = make_int8_weights(n, k, 5);
+    const auto x = make_input(70, k, 6);
+    std::vector<float> batch(70 * n), single(n);
+    CpuBackend two(isa, 2), one(isa, 1);
+    two.matmul(x.data(), 70, w.view, batch.data(), true);
+    for (int64_t r : {0, 3, 4, 5, 6, 63, 64, 69}) {
+      for (CpuBackend* backend : {&one, &two}) {
+        backend->matmul(x.data() + r * k, 1, w.view, single.data(), true);
+        ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
+            << isa_name(isa) << " row " << r << " threads " << backend->threads();
       }
     }
   }

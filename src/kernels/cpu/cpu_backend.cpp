@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/portable_kernels.h"
+#include "kernels/int8_panels.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
 
@@ -17,11 +18,13 @@ CpuBackend::CpuBackend(Isa isa, int threads)
       portable_(isa == Isa::avx512 ? &kernels::portable_kernels_avx512()
                 : isa == Isa::avx2 ? &kernels::portable_kernels_avx2()
                                    : nullptr),
+      vnni_(isa == Isa::avx512 && has_avx512_vnni()),
       delta_scratch_(static_cast<size_t>(threads)),
       thread_buffers_(static_cast<size_t>(threads)) {}
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
+  if (w.dtype == DType::I8) return matmul_int8(x, m, w, y);  // activations quantised to int8 either way
   const int64_t n = w.shape[0], k = w.shape[1];
   const auto count = static_cast<size_t>(m * k);
   if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
@@ -49,6 +52,24 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
 
 // Below this many floats of work an op runs on the calling thread: a hand-off costs more.
 constexpr int64_t kParallelFloats = 1 << 14;
+
+void CpuBackend::matmul_int8(const float* x, int64_t m, const TensorView& w, float* y) {
+  const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k);
+  if (int8_input_.size() < static_cast<size_t>(m * groups * kInt8ScaleGroup)) {
+    int8_input_.resize(static_cast<size_t>(m * groups * kInt8ScaleGroup));
+    int8_scales_.resize(static_cast<size_t>(m * groups));
+    int8_offsets_.resize(static_cast<size_t>(m * groups));
+  }
+  const Int8Activations a{int8_input_.data(), int8_scales_.data(), int8_offsets_.data(), groups};
+  auto quantize = vnni_ ? kernels::quantize_activations_avx512 : kernels::quantize_activations_avx2;
+  auto kernel = vnni_ ? kernels::matmul_int8_avx512 : kernels::matmul_int8_avx2;
+  // Rows are quantised independently, so splitting them over threads changes no bit.
+  run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) { quantize(x, k, begin, end, a); });
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(int8_panels(n), t, threads);
+    if (begin < end) kernel(a, m, w, begin, end, y);
+  });
+}
 
 void CpuBackend::rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) {
   if (isa_ == Isa::scalar) return ref_.rms_norm(x, rows, dim, w, eps, out);

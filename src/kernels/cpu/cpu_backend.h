@@ -50,6 +50,8 @@ class CpuBackend final : public Backend {
  private:
   // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
   // hand-off; fn(begin, end, that thread's scratch buffer).
+  // Int8 weights: activations quantised per row (int8_activations.h), then the VNNI / AVX2 kernel.
+  void matmul_int8(const float* x, int64_t m, const TensorView& w, float* y);
   void run_ranges(int64_t count, int64_t work, int64_t align,
                   const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
 
@@ -60,6 +62,10 @@ class CpuBackend final : public Backend {
   const kernels::PortableKernels* portable_;  // this ISA's build of the portable kernels (null: scalar)
   std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
   std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
+  bool vnni_;                          // int8 on AVX-512 VNNI (else the AVX2 int8 kernel)
+  std::vector<int8_t> int8_input_;     // [m, groups · 32] quantised activations
+  std::vector<float> int8_scales_;     // [m, groups]
+  std::vector<int32_t> int8_offsets_;  // [m, groups] −128 · Σ q per group
   std::vector<DeltaScratch> delta_scratch_;          // one per thread
   std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps
 };

@@ -12,6 +12,11 @@ Isa detect_isa() {
   return Isa::scalar;
 }
 
+bool has_avx512_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni");
+}
+
 const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::avx512: return "AVX-512 (BF16)";

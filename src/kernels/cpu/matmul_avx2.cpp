@@ -39,16 +39,7 @@ void tile(const float* x, const TensorView& w, int64_t first_col, int64_t k, flo
   int64_t kk = 0;
   for (; kk + 8 <= k; kk += 8) {
     __m256 wv[C];
-    for (int c = 0; c < C; ++c) {
-      if (w.dtype == DType::I8) {  // dequantised with the group's scale (groups are multiples of 8)
-        const int64_t row = first_col + c, groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
-        const __m256 q = _mm256_cvtepi32_ps(
-            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.data + row * k + kk))));
-        wv[c] = _mm256_mul_ps(q, _mm256_set1_ps(w.scales[row * groups + kk / kInt8ScaleGroup]));
-      } else {
-        wv[c] = load8(w.dtype, w.data, (first_col + c) * k + kk);
-      }
-    }
+    for (int c = 0; c < C; ++c) wv[c] = load8(w.dtype, w.data, (first_col + c) * k + kk);
     for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_loadu_ps(x + r * k + kk);
       for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
@@ -70,7 +61,8 @@ constexpr const Tile* kTiles[4] = {row_tiles<1>, row_tiles<2>, row_tiles<3>, row
 }  // namespace
 
 void matmul_f32_avx2(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
-  DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
+  DS_CHECK(w.dtype == DType::BF16 || w.dtype == DType::F16 || w.dtype == DType::F32, "f32 kernel on ",
+           dtype_name(w.dtype));
   const int64_t n = w.shape[0], k = w.shape[1];
   for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
     kTiles[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);

@@ -62,27 +62,17 @@ inline __m512 load_weights(DType dtype, const std::byte* base, int64_t index, __
   }
 }
 
-// 16 int8 weights of a row dequantised with their group's scale (a group never straddles a 16-block).
-inline __m512 load_int8(const std::byte* row, const float* row_scales, int64_t kk, __mmask16 mask) {
-  const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, row + kk)));
-  return _mm512_mul_ps(q, _mm512_set1_ps(row_scales[kk / kInt8ScaleGroup]));
-}
-
 template <int R, int C>
 void tile_f32(const float* x, const TensorView& weights, int64_t first_col, int64_t k, float* y, int64_t ldy) {
   const DType dtype = weights.dtype;
   const std::byte* w = weights.data;
-  const int64_t groups = (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup;
-  const float* scales = weights.scales + (dtype == DType::I8 ? first_col * groups : 0);
   __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
   for (int64_t kk = 0; kk < k; kk += 16) {
     const auto mask = static_cast<__mmask16>(k - kk >= 16 ? 0xffff : (1u << (k - kk)) - 1);
     __m512 wv[C];
-    for (int c = 0; c < C; ++c)
-      wv[c] = dtype == DType::I8 ? load_int8(w + (first_col + c) * k, scales + c * groups, kk, mask)
-                                 : load_weights(dtype, w, (first_col + c) * k + kk, mask);
+    for (int c = 0; c < C; ++c) wv[c] = load_weights(dtype, w, (first_col + c) * k + kk, mask);
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + r * k + kk);
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
@@ -121,7 +111,8 @@ void matmul_bf16_avx512(const uint16_t* xb, int64_t m, const TensorView& w, int6
 }
 
 void matmul_f32_avx512(const float* x, int64_t m, const TensorView& w, int64_t col_begin, int64_t col_end, float* y) {
-  DS_CHECK(w.dtype != DType::I8 || w.scale_group == kInt8ScaleGroup, "int8 scale group ", w.scale_group);
+  DS_CHECK(w.dtype == DType::BF16 || w.dtype == DType::F16 || w.dtype == DType::F32, "f32 kernel on ",
+           dtype_name(w.dtype));
   const int64_t n = w.shape[0], k = w.shape[1];
   for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
     kTilesF32[rows - 1][cols - 1](x + r * k, w, c, k, y + r * n + c, n);

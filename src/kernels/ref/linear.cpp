@@ -1,13 +1,51 @@
 // Reference matmul (nn.Linear without bias) and embedding lookup.
+#include <cmath>
 #include <vector>
+
+#include "kernels/int8_activations.h"
+#include "kernels/int8_panels.h"
 
 #include "kernels/ref/ref_backend.h"
 #include "kernels/weight_access.h"
 
 namespace ds {
 
+namespace {
+
+// Int8 weights: the activations are quantised per row and group too (int8_activations.h, which
+// defines the semantics the fast kernels reproduce bit for bit), whatever the compute mode.
+void matmul_int8(const float* x, int64_t m, const TensorView& w, float* y) {
+  DS_CHECK(w.scale_group == kInt8ScaleGroup, "int8 weight ", w.name, " has scale group ", w.scale_group);
+  const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k), padded = groups * kInt8ScaleGroup;
+  std::vector<int8_t> xq(static_cast<size_t>(m * padded));
+  std::vector<float> x_scales(static_cast<size_t>(m * groups));
+  std::vector<int32_t> offsets(static_cast<size_t>(m * groups));
+  const Int8Activations a{xq.data(), x_scales.data(), offsets.data(), groups};
+  for (int64_t r = 0; r < m; ++r) quantize_activation_row_scalar(x + r * k, k, r, a);
+  std::vector<int32_t> wq(static_cast<size_t>(padded), 0);  // one weight row, zeros past k
+  std::vector<float> w_scales(static_cast<size_t>(groups));
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t i = 0; i < k; ++i) wq[i] = int8_weight_q(w, col, i);
+    for (int64_t g = 0; g < groups; ++g) w_scales[g] = int8_weight_scale(w, col, g);
+    for (int64_t r = 0; r < m; ++r) {
+      const int8_t* xr = xq.data() + r * padded;
+      float acc = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t dot = 0;  // exact
+        for (int64_t i = g * kInt8ScaleGroup; i < (g + 1) * kInt8ScaleGroup; ++i) dot += wq[i] * xr[i];
+        const float scale = w_scales[g] * x_scales[r * groups + g];
+        acc = std::fma(static_cast<float>(dot), scale, acc);
+      }
+      y[r * n + col] = acc;
+    }
+  }
+}
+
+}  // namespace
+
 void RefBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   DS_CHECK(w.shape.size() == 2, "matmul weight ", w.name, " must be 2-D");
+  if (w.dtype == DType::I8) return matmul_int8(x, m, w, y);
   const int64_t n = w.shape[0], k = w.shape[1];
   std::vector<float> row(static_cast<size_t>(k));
   std::vector<float> input(static_cast<size_t>(m * k));

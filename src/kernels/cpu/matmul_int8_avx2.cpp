@@ -1,0 +1,107 @@
+// AVX2 int8 × int8 matmul (compiled with -mavx2 -mfma; the fallback for CPUs without AVX-512 VNNI):
+// the same semantics as matmul_int8_avx512.cpp on the same panel layout, with `vpmaddwd` on the
+// weights widened to int16 (u8 → int16 is exact, and int16 pair sums cannot saturate, unlike
+// `vpmaddubsw`). The integer dot of each group is exact whatever the summation order, and the fp32
+// combination fma(float(dot), scale_w · scale_x, acc) runs per output in group order, so results are
+// bit-identical to the reference and to the AVX-512 kernel.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/int8_panels.h"
+#include "util/check.h"
+
+namespace ds::kernels {
+namespace {
+
+// y[panel rows] of one token (`rows` valid outputs, ≤ 32): 8 int32 + 4 fp32 accumulators.
+void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, float* y, int64_t rows) {
+  const int64_t groups = a.groups;
+  const int8_t* x = a.q + r * groups * kInt8ScaleGroup;
+  // Lanes of a 4-output slice after vpmaddwd hold pair sums [o0, o0, o1, o1 | o2, o2, o3, o3]; two
+  // slices through vphaddd give [o0 o1 o4 o5 | o2 o3 o6 o7], put back in order by this permutation.
+  const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+  __m256 acc[4];
+  for (__m256& v : acc) v = _mm256_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    const std::byte* block = panel + g * kInt8GroupBytes;
+    __m256i pair[8];  // [slice of 8 outputs][low / high 4 outputs]
+    for (__m256i& v : pair) v = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      int32_t quad;
+      __builtin_memcpy(&quad, x + g * kInt8ScaleGroup + 4 * j, 4);
+      const __m256i xq = _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(quad)));  // 4 × int16, ×4
+      for (int s = 0; s < 4; ++s) {
+        const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(block + j * kInt8QuadBytes + 32 * s));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(wv));
+        const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(wv, 1));
+        pair[2 * s] = _mm256_add_epi32(pair[2 * s], _mm256_madd_epi16(lo, xq));
+        pair[2 * s + 1] = _mm256_add_epi32(pair[2 * s + 1], _mm256_madd_epi16(hi, xq));
+      }
+    }
+    const __m256i offset = _mm256_set1_epi32(a.offset_sum[r * groups + g]);
+    const __m256 sx = _mm256_set1_ps(a.scales[r * groups + g]);
+    for (int s = 0; s < 4; ++s) {
+      const __m256i dot = _mm256_add_epi32(
+          _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(pair[2 * s], pair[2 * s + 1]), order), offset);
+      const __m256 sw = _mm256_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset + 32 * s));
+      acc[s] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sw, sx), acc[s]);
+    }
+  }
+  if (rows == kInt8PanelRows) {
+    for (int s = 0; s < 4; ++s) _mm256_storeu_ps(y + 8 * s, acc[s]);
+  } else {
+    alignas(32) float out[kInt8PanelRows];
+    for (int s = 0; s < 4; ++s) _mm256_store_ps(out + 8 * s, acc[s]);
+    std::copy(out, out + rows, y);
+  }
+}
+
+}  // namespace
+
+void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a) {
+  const int64_t x_stride = a.groups * kInt8ScaleGroup;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    const float* row = x + r * k;
+    for (int64_t g = 0; g < a.groups; ++g) {
+      const int64_t first = g * kInt8ScaleGroup, count = std::min<int64_t>(kInt8ScaleGroup, k - first);
+      alignas(32) float v[kInt8ScaleGroup] = {};
+      std::copy(row + first, row + first + count, v);
+      __m256 max = _mm256_setzero_ps();
+      for (int i = 0; i < kInt8ScaleGroup; i += 8) max = _mm256_max_ps(max, _mm256_andnot_ps(sign, _mm256_load_ps(v + i)));
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, max);
+      const float amax = *std::max_element(lanes, lanes + 8);
+      const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
+      alignas(32) int32_t q[kInt8ScaleGroup];
+      __m256i sum = _mm256_setzero_si256();
+      for (int i = 0; i < kInt8ScaleGroup; i += 8) {  // round to nearest even, as std::nearbyint
+        const __m256i qi = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(v + i), _mm256_set1_ps(inverse)));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q + i), qi);
+        sum = _mm256_add_epi32(sum, qi);
+      }
+      int8_t* out = a.q + r * x_stride + first;
+      for (int i = 0; i < kInt8ScaleGroup; ++i) out[i] = static_cast<int8_t>(q[i]);
+      alignas(32) int32_t sums[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), sum);
+      int32_t total = 0;
+      for (int32_t s : sums) total += s;
+      a.scales[r * a.groups + g] = amax / 127.0f;
+      a.offset_sum[r * a.groups + g] = -128 * total;
+    }
+  }
+}
+
+void matmul_int8_avx2(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
+                      float* y) {
+  DS_CHECK(w.dtype == DType::I8 && w.scale_group == kInt8ScaleGroup, "int8 kernel on ", w.name);
+  const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    const int64_t first_col = p * kInt8PanelRows, rows = std::min(kInt8PanelRows, n - first_col);
+    for (int64_t r = 0; r < m; ++r) panel_row(a, r, w.data + p * panel_bytes, y + r * n + first_col, rows);
+  }
+}
+
+}  // namespace ds::kernels

@@ -1,0 +1,73 @@
+// The int8 weight layout (`--weights int8`): how a quantised [n, k] matmul weight is laid out in
+// memory so that the VNNI kernels read it as one sequential stream.
+//
+// Rows are grouped into panels of kInt8PanelRows (32) consecutive output rows. A panel holds, for each
+// group g of kInt8ScaleGroup (32) inputs in order, one block of kInt8GroupBytes (1,152) bytes:
+//   bytes [0, 1024):    8 quads j, each [32 rows][4 inputs]: the byte of row i, input g·32 + 4j + b is at
+//                       128·j + 4·i + b, stored as q + 128 (u8, q in [−127, 127]): `vpdpbusd` multiplies
+//                       unsigned by signed bytes, and the activations are the signed side.
+//   bytes [1024, 1152): the 32 rows' fp32 scales of group g.
+// so w[row, col] = scale · q. One 64-byte vector of a quad holds 16 rows × 4 inputs: `vpdpbusd` with the
+// 4 activation bytes broadcast gives 16 outputs' partial sums in 16 lanes, no horizontal sums. Panels
+// follow each other (panel p at p · groups · 1,152 bytes), so a thread's contiguous range of panels is
+// one sequential stream. Rows past n (the last panel) and inputs past k (the last group) hold q = 0
+// with scale 0. The buffer is 64-byte aligned (aligned vector loads).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "io/tensor_view.h"
+
+namespace ds {
+
+inline constexpr int64_t kInt8PanelRows = 32;
+inline constexpr int64_t kInt8QuadBytes = kInt8PanelRows * 4;                                // 128
+inline constexpr int64_t kInt8GroupBytes = kInt8PanelRows * kInt8ScaleGroup + kInt8PanelRows * 4;  // 1,152
+inline constexpr int64_t kInt8ScalesOffset = kInt8PanelRows * kInt8ScaleGroup;              // 1,024
+
+inline int64_t int8_groups(int64_t k) { return (k + kInt8ScaleGroup - 1) / kInt8ScaleGroup; }
+inline int64_t int8_panels(int64_t n) { return (n + kInt8PanelRows - 1) / kInt8PanelRows; }
+inline int64_t int8_panel_bytes(int64_t k) { return int8_groups(k) * kInt8GroupBytes; }
+inline int64_t int8_packed_bytes(int64_t n, int64_t k) { return int8_panels(n) * int8_panel_bytes(k); }
+
+// Byte offset of the value of (row, col), and of the scale of (row, group).
+inline int64_t int8_value_offset(int64_t k, int64_t row, int64_t col) {
+  const int64_t in_group = col % kInt8ScaleGroup;
+  return row / kInt8PanelRows * int8_panel_bytes(k) + col / kInt8ScaleGroup * kInt8GroupBytes +
+         in_group / 4 * kInt8QuadBytes + row % kInt8PanelRows * 4 + in_group % 4;
+}
+inline int64_t int8_scale_offset(int64_t k, int64_t row, int64_t group) {
+  return row / kInt8PanelRows * int8_panel_bytes(k) + group * kInt8GroupBytes + kInt8ScalesOffset +
+         row % kInt8PanelRows * 4;
+}
+
+// q of (row, col) in [−127, 127], and the scale of (row, group), of a packed view ([n, k] in view.shape).
+inline int32_t int8_weight_q(const TensorView& w, int64_t row, int64_t col) {
+  return static_cast<int32_t>(static_cast<uint8_t>(w.data[int8_value_offset(w.shape[1], row, col)])) - 128;
+}
+inline float int8_weight_scale(const TensorView& w, int64_t row, int64_t group) {
+  float scale;
+  std::memcpy(&scale, w.data + int8_scale_offset(w.shape[1], row, group), 4);
+  return scale;
+}
+
+// Writes one row (q [k], scales [groups]) into a packed buffer of a [n, k] weight. Rows in different
+// calls touch disjoint bytes, so threads may pack different rows at once.
+inline void int8_pack_row(std::byte* packed, int64_t k, int64_t row, const int8_t* q, const float* scales) {
+  for (int64_t col = 0; col < k; ++col)
+    packed[int8_value_offset(k, row, col)] = static_cast<std::byte>(static_cast<uint8_t>(q[col] + 128));
+  for (int64_t g = 0; g < int8_groups(k); ++g) std::memcpy(packed + int8_scale_offset(k, row, g), &scales[g], 4);
+}
+
+// Fills a fresh packed buffer with q = 0 and scale 0 everywhere (the padding), before packing rows.
+inline void int8_clear_packed(std::byte* packed, int64_t n, int64_t k) {
+  const int64_t blocks = int8_panels(n) * int8_groups(k);
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::memset(packed + b * kInt8GroupBytes, 0x80, static_cast<size_t>(kInt8ScalesOffset));
+    std::memset(packed + b * kInt8GroupBytes + kInt8ScalesOffset, 0, static_cast<size_t>(kInt8PanelRows * 4));
+  }
+}
+
+}  // namespace ds
