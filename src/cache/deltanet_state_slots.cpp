@@ -13,8 +13,8 @@ DeltaNetStateSlots::DeltaNetStateSlots(int64_t num_slots, int64_t num_layers, in
       num_layers_(num_layers),
       conv_size_(conv_history * conv_channels),
       recurrent_size_(num_v_heads * k_dim * v_dim),
-      conv_(static_cast<size_t>(num_slots * num_layers * conv_size_)),
-      recurrent_(static_cast<size_t>(num_slots * num_layers * recurrent_size_)) {
+      conv_(new float[static_cast<size_t>(num_slots * num_layers * conv_size_)]),
+      recurrent_(new float[static_cast<size_t>(num_slots * num_layers * recurrent_size_)]) {
   for (int64_t s = num_slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
 }
 
@@ -33,12 +33,12 @@ void DeltaNetStateSlots::release(int32_t slot) {
 
 float* DeltaNetStateSlots::conv(int32_t slot, int64_t layer) {
   DS_CHECK(slot >= 0 && slot < num_slots_ && layer >= 0 && layer < num_layers_, "slot ", slot, " layer ", layer);
-  return conv_.data() + (slot * num_layers_ + layer) * conv_size_;
+  return conv_.get() + (slot * num_layers_ + layer) * conv_size_;
 }
 
 float* DeltaNetStateSlots::recurrent(int32_t slot, int64_t layer) {
   DS_CHECK(slot >= 0 && slot < num_slots_ && layer >= 0 && layer < num_layers_, "slot ", slot, " layer ", layer);
-  return recurrent_.data() + (slot * num_layers_ + layer) * recurrent_size_;
+  return recurrent_.get() + (slot * num_layers_ + layer) * recurrent_size_;
 }
 
 void DeltaNetStateSlots::reset(int32_t slot) {

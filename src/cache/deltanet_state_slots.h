@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -19,12 +20,13 @@ class DeltaNetStateSlots {
   float* recurrent(int32_t slot, int64_t layer);  // [num_v_heads, k_dim, v_dim]
   void reset(int32_t slot);
   int64_t free_slots() const { return static_cast<int64_t>(free_.size()); }
-  uint64_t bytes() const { return (conv_.size() + recurrent_.size()) * sizeof(float); }
+  uint64_t bytes() const { return static_cast<uint64_t>(num_slots_ * num_layers_ * (conv_size_ + recurrent_size_)) * sizeof(float); }
 
  private:
   int64_t num_slots_, num_layers_, conv_size_, recurrent_size_;
-  std::vector<float> conv_;       // [num_slots, num_layers, conv_history, conv_channels]
-  std::vector<float> recurrent_;  // [num_slots, num_layers, num_v_heads, k_dim, v_dim]
+  // Uninitialised until a slot is handed out (allocate zeroes it): unused slots stay unresident.
+  std::unique_ptr<float[]> conv_;       // [num_slots, num_layers, conv_history, conv_channels]
+  std::unique_ptr<float[]> recurrent_;  // [num_slots, num_layers, num_v_heads, k_dim, v_dim]
   std::vector<int32_t> free_;
 };
 

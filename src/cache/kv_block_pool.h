@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -22,13 +23,16 @@ class KvBlockPool {
   void release(int32_t block);
   // View of full-attention layer `layer` (0-based among full-attention layers).
   KvLayerView layer(int64_t layer);
-  uint64_t bytes() const { return 2 * k_.size() * sizeof(float); }
+  uint64_t bytes() const { return 2 * static_cast<uint64_t>(size_) * sizeof(float); }
 
  private:
   int64_t num_blocks_, block_size_, num_layers_, num_kv_heads_, head_dim_;
   int64_t block_stride_;   // floats per block: block_size × num_kv_heads × head_dim
-  std::vector<float> k_;   // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
-  std::vector<float> v_;   // same
+  // Left uninitialised: a position is written before it is read, and untouched pages of a large
+  // budget stay unresident (RSS grows with the context actually used).
+  int64_t size_;                  // floats in k_ (and in v_)
+  std::unique_ptr<float[]> k_;   // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
+  std::unique_ptr<float[]> v_;   // same
   std::vector<int32_t> free_;  // free block ids, popped from the back
 };
 

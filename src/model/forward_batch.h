@@ -10,6 +10,13 @@ namespace ds {
 
 enum class LogitsRows { none, last, all };
 
+// Which Gated DeltaNet kernel a sequence's tokens take. automatic follows HF: the recurrent form
+// only for one token on an existing cache, the chunked form otherwise. The engine names the kind
+// per request — prompt tokens always chunked, generated tokens always recurrent — so a sequence's
+// results never depend on how the scheduler split its prompt (splits fall on 64-token chunk
+// boundaries, where chunked prefill is bit-identical to one call).
+enum class StepKind { automatic, prefill, decode };
+
 struct SequenceInput {
   std::span<const int32_t> tokens;           // new tokens of this call
   int64_t start_pos = 0;                     // tokens already in this sequence's cache
@@ -18,6 +25,8 @@ struct SequenceInput {
   // mRoPE positions [tokens, 3] (T, H, W); empty: text positions start_pos + i on all three rows.
   std::span<const int32_t> positions;
   LogitsRows logits = LogitsRows::last;
+  StepKind kind = StepKind::automatic;
+  bool decodes() const { return kind == StepKind::decode || (kind == StepKind::automatic && tokens.size() == 1 && start_pos > 0); }
 };
 
 struct ForwardBatch {

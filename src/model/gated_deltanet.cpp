@@ -26,8 +26,7 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
                                 conv_out);
     // HF takes the recurrent kernel only for a single token on an existing cache; every other
     // call (prefill, chunked-prefill continuation) takes the chunked kernel with the cached state.
-    const bool decode = n == 1 && seq.start_pos > 0;
-    auto rule = decode ? &Backend::gated_delta_rule_recurrent : &Backend::gated_delta_rule_chunked;
+    auto rule = seq.decodes() ? &Backend::gated_delta_rule_recurrent : &Backend::gated_delta_rule_chunked;
     (backend_.*rule)(conv_out, conv_out + key_dim, conv_out + 2 * key_dim, Cv, ws.g.data() + row * nV,
                      ws.beta.data() + row * nV, n, shape, states.recurrent(seq.state_slot, state_layer),
                      ws.core.data() + row * nV * dV);

@@ -27,6 +27,8 @@ Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, c
     const SequenceInput& seq = batch.sequences[s];
     const auto n = static_cast<int64_t>(seq.tokens.size());
     if (n == 0) return Status::errorf("sequence ", s, " has no tokens");
+    if (seq.kind == StepKind::decode && n != 1)
+      return Status::errorf("sequence ", s, " is a decode step of ", n, " tokens, expected exactly 1");
     for (int32_t id : seq.tokens)
       if (id < 0 || id >= config_.vocab_size)
         return Status::errorf("token id ", id, " is outside the vocabulary [0, ", config_.vocab_size, ")");
