@@ -1,17 +1,20 @@
-// `deltaserve generate --model DIR --tokens IDS --max-tokens N [--temperature T] [--top-p P]
-// [--top-k K] [--seed S] [--ids]`: prefill the prompt, then decode token by token.
+// `deltaserve generate --model DIR (--tokens IDS | --prompt TEXT [--chat]) [sampling] [engine]`:
+// one request through the engine (the same path the server takes), its text streamed as it comes.
 #include <chrono>
-#include <optional>
 #include <cstdio>
+#include <optional>
 
 #include "cli_errors.h"
 #include "commands.h"
-#include "engine/sampler.h"
-#include "run_options.h"
+#include "engine/engine.h"
+#include "engine/qwen35_step_model.h"
+#include "engine_options.h"
+#include "io/generation_config.h"
 #include "model/model_loader.h"
-#include "model/sequence_runner.h"
+#include "run_options.h"
 #include "token_list.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "util/log.h"
 
@@ -19,19 +22,44 @@ namespace ds::app {
 namespace {
 
 struct GenerateOptions {
-  std::string model_dir, tokens, prompt, mode = "fast";
+  std::string model_dir, tokens, prompt, mode = "fast", stop_ids;
   RunOptions run;
-  int64_t max_tokens = 32;
-  int64_t prefill_chunk = 512;
+  EngineCliOptions engine;
   SamplingParams sampling;
+  std::optional<uint64_t> seed;
   bool ids = false;
-  bool ignore_eos = false;
   bool chat = false;  // --chat: the prompt is one user message through the checkpoint's chat template
 };
 
-int run_generate(const GenerateOptions& options) {
+Result<std::vector<int32_t>> prompt_ids(const GenerateOptions& options, const std::optional<Tokenizer>& tokenizer) {
+  if (options.prompt.empty()) return parse_int_list(options.tokens, "--tokens");
+  std::string text = options.prompt;
+  if (options.chat) {
+    auto source = load_chat_template(options.model_dir);
+    auto special = load_special_tokens(options.model_dir);
+    if (!source.ok() || !special.ok()) return (source.ok() ? special.status() : source.status()).with_context("--chat");
+    ChatRequest request;
+    request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", options.prompt}}});
+    auto rendered = apply_chat_template(*source, *special, request);
+    if (!rendered.ok()) return rendered.status().with_context("--chat");
+    text = std::move(*rendered);
+  }
+  DS_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer->encode(text));
+  if (ids.empty()) return Status::error("--prompt: expected text that encodes to at least one token, found none");
+  return ids;
+}
+
+int run_generate(GenerateOptions options) {
+  options.sampling.seed = options.seed;
+  if (!options.stop_ids.empty()) {
+    auto stops = parse_int_list(options.stop_ids, "--stop-token-ids");
+    if (!stops.ok()) return report_error(stops.status());
+    options.sampling.stop_token_ids = *stops;
+  }
   const Status valid = validate_sampling(options.sampling);
   if (!valid.ok()) return report_error(valid);
+  auto engine_config = engine_options(options.engine);
+  if (!engine_config.ok()) return report_error(engine_config.status());
   // The tokenizer is needed for --prompt and for printing text; --tokens --ids works without one.
   std::optional<Tokenizer> tokenizer;
   if (!options.prompt.empty() || !options.ids) {
@@ -44,57 +72,59 @@ int run_generate(const GenerateOptions& options) {
       log::warn("generate: no usable tokenizer (", loaded_tokenizer.status().message(), "): printing ids");
     }
   }
-  std::string prompt_text = options.prompt;
-  if (options.chat) {
-    auto source = load_chat_template(options.model_dir);
-    auto special = load_special_tokens(options.model_dir);
-    if (!source.ok() || !special.ok()) return report_error((source.ok() ? special.status() : source.status()).with_context("--chat"));
-    ChatRequest request;
-    request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", options.prompt}}});
-    auto rendered = apply_chat_template(*source, *special, request);
-    if (!rendered.ok()) return report_error(rendered.status().with_context("--chat"));
-    prompt_text = std::move(*rendered);
-  }
-  auto prompt = options.prompt.empty() ? parse_int_list(options.tokens, "--tokens") : tokenizer->encode(prompt_text);
+  auto prompt = prompt_ids(options, tokenizer);
   if (!prompt.ok()) return report_error(prompt.status());
-  if (prompt->empty()) return report_error(Status::error("--prompt: expected text that encodes to at least one token, found none"));
+  auto generation = load_generation_config(options.model_dir);
+  if (!generation.ok()) return report_error(generation.status());
+
   const auto backend = make_backend(options.run);
   auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
-  const std::vector<int64_t>& eos = loaded->config.text.eos_token_id;
+  engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
+  Qwen35StepModel step_model(*loaded->model);
+  auto engine = Engine::start(step_model, *engine_config);
+  if (!engine.ok()) return report_error(engine.status());
+  log_engine_limits(**engine, *engine_config);
 
   using Clock = std::chrono::steady_clock;
-  SequenceRunner runner(*loaded->model, static_cast<int64_t>(prompt->size()) + options.max_tokens, options.prefill_chunk);
-  Sampler sampler(options.sampling);
-  std::vector<float> logits;
   const auto start = Clock::now();
-  for (size_t offset = 0; offset < prompt->size(); offset += options.prefill_chunk) {
-    const size_t n = std::min<size_t>(options.prefill_chunk, prompt->size() - offset);
-    const Status status = runner.feed(std::span(*prompt).subspan(offset, n), LogitsRows::last, logits);
-    if (!status.ok()) return report_error(status);
-  }
-  const auto prefilled = Clock::now();
+  auto stream = (*engine)->submit(*prompt, options.sampling);
+  if (!stream.ok()) return report_error(stream.status());
   std::vector<int32_t> generated;
-  while (static_cast<int64_t>(generated.size()) < options.max_tokens) {
-    const int32_t token = sampler.sample(logits);
-    generated.push_back(token);
-    if (!options.ignore_eos && std::find(eos.begin(), eos.end(), token) != eos.end()) break;
-    if (static_cast<int64_t>(generated.size()) == options.max_tokens) break;
-    const Status status = runner.feed(std::span(&generated.back(), 1), LogitsRows::last, logits);
-    if (!status.ok()) return report_error(status);
+  std::optional<StreamDecoder> text;
+  if (tokenizer && !options.ids) text.emplace(*tokenizer);
+  std::optional<Clock::time_point> first_token;
+  FinishReason reason = FinishReason::error;
+  std::string error;
+  while (auto event = (*stream)->next()) {
+    if (!first_token && !event->tokens.empty()) first_token = Clock::now();
+    for (const SampledToken& t : event->tokens) {
+      generated.push_back(t.token);
+      if (text) {
+        const std::string piece = text->push(t.token);
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+      }
+    }
+    std::fflush(stdout);
+    if (event->finish) {
+      reason = *event->finish;
+      error = event->error;
+    }
   }
-  const auto done = Clock::now();
-  const double prefill_s = std::chrono::duration<double>(prefilled - start).count();
-  const double decode_s = std::chrono::duration<double>(done - prefilled).count();
-  log::info("generate: prompt ", prompt->size(), " tokens in ", prefill_s, " s (", prompt->size() / std::max(prefill_s, 1e-9),
-            " tok/s); ", generated.size(), " new tokens in ", decode_s, " s (",
-            static_cast<double>(generated.size() > 1 ? generated.size() - 1 : 0) / std::max(decode_s, 1e-9), " tok/s)");
-  if (options.ids || !tokenizer) {
-    std::printf("%s\n", join_ints(generated).c_str());
+  if (text) {
+    const std::string rest = text->finish();
+    std::printf("%s\n", rest.c_str());
   } else {
-    std::printf("%s\n", tokenizer->decode(generated).c_str());
+    std::printf("%s\n", join_ints(generated).c_str());
   }
+  if (reason == FinishReason::error) return report_error(Status::error(error));
+  const auto done = Clock::now();
+  const double ttft = std::chrono::duration<double>(first_token.value_or(done) - start).count();
+  const double decode_s = std::chrono::duration<double>(done - first_token.value_or(done)).count();
+  log::info("generate: prompt ", prompt->size(), " tokens in ", ttft, " s (", prompt->size() / std::max(ttft, 1e-9),
+            " tok/s); ", generated.size(), " new tokens (finish: ", finish_reason_name(reason), "), decode ",
+            static_cast<double>(generated.size() > 1 ? generated.size() - 1 : 0) / std::max(decode_s, 1e-9), " tok/s");
   return 0;
 }
 
@@ -102,25 +132,30 @@ int run_generate(const GenerateOptions& options) {
 
 CommandRunner add_generate_command(CLI::App& app) {
   auto options = std::make_shared<GenerateOptions>();
-  CLI::App* command = app.add_subcommand("generate", "Generate a continuation of a prompt");
+  SamplingParams& s = options->sampling;
+  s.max_tokens = 32;
+  CLI::App* command = app.add_subcommand("generate", "Generate a continuation of a prompt (one request through the engine)");
   command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
   auto* tokens = command->add_option("--tokens", options->tokens, "Prompt as token ids, comma-separated");
   auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text, encoded with the checkpoint's tokenizer (no chat template)");
   tokens->excludes(prompt);
   command->add_flag("--chat", options->chat, "Render --prompt as one user message with the checkpoint's chat template (generation prompt added)")
       ->needs(prompt);
-  command->add_option("--max-tokens", options->max_tokens, "New tokens to generate")
+  command->add_option("--max-tokens", s.max_tokens, "New tokens to generate")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
-  command->add_option("--temperature", options->sampling.temperature, "0 = greedy")->capture_default_str();
-  command->add_option("--top-p", options->sampling.top_p, "Nucleus sampling mass (1 = off)")->capture_default_str();
-  command->add_option("--top-k", options->sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
-  command->add_option("--seed", options->sampling.seed, "Sampling seed")->capture_default_str();
-  command->add_flag("--ids", options->ids, "Print the generated ids on one line, comma-separated");
-  command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at end-of-sequence tokens");
-  command->add_option("--prefill-chunk", options->prefill_chunk, "Prompt tokens per model call")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+  command->add_option("--temperature", s.temperature, "0 = greedy")->capture_default_str();
+  command->add_option("--top-p", s.top_p, "Nucleus sampling mass (1 = off)")->capture_default_str();
+  command->add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
+  command->add_option("--min-p", s.min_p, "Keep tokens with p >= min_p * p_max (0 = off)")->capture_default_str();
+  command->add_option("--presence-penalty", s.presence_penalty, "Subtract once from generated tokens' logits")->capture_default_str();
+  command->add_option("--frequency-penalty", s.frequency_penalty, "Subtract per occurrence in the generated tokens")->capture_default_str();
+  command->add_option("--repetition-penalty", s.repetition_penalty, "Divide (or multiply, if negative) logits of seen tokens")
       ->capture_default_str();
+  command->add_option("--seed", options->seed, "Sampling seed (default: drawn by the engine)");
+  command->add_option("--stop-token-ids", options->stop_ids, "Extra stop token ids, comma-separated");
+  command->add_flag("--ids", options->ids, "Print the generated ids on one line, comma-separated");
+  command->add_flag("--ignore-eos", s.ignore_eos, "Do not stop at the model's end-of-sequence tokens");
   command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
       ->check(CLI::IsMember({"f32", "fast"}))
       ->capture_default_str();
@@ -128,6 +163,7 @@ CommandRunner add_generate_command(CLI::App& app) {
     if (tokens->count() == 0 && prompt->count() == 0) throw CLI::ValidationError("one of --tokens or --prompt is required");
   });
   add_run_options(command, options->run);
+  add_engine_options(command, options->engine);
   return [options] { return run_generate(*options); };
 }
 

@@ -70,6 +70,13 @@ expect_ok generate_sampled '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$work
 expect_error generate_prompt_needs_tokenizer 'needs the tokenizer' "$bin" generate --model "$fixture" --prompt hello
 expect_error generate_bad_top_p 'top_p must be in \(0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --top-p 0
 expect_error generate_no_prompt 'one of --tokens or --prompt' "$bin" generate --model "$fixture"
+expect_error generate_bad_cache_memory 'expected a positive size such as 4GiB' "$bin" generate --model "$fixture" --tokens 1 --cache-memory lots
+expect_error generate_small_cache 'cannot hold one sequence of 64 tokens' "$bin" generate --model "$fixture" --tokens 1 --cache-memory 1KiB
+expect_error generate_batch_limits 'max-batch-tokens must be at least --max-seqs \+ 64' "$bin" generate --model "$fixture" --tokens 1 --max-batch-tokens 32
+expect_error generate_context_limit 'exceeds the context limit of 6 tokens' "$bin" generate --model "$fixture" --tokens 1,2,3 --max-tokens 4 --max-model-len 6
+expect_error generate_bad_min_p 'min_p must be in \[0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --min-p 2
+expect_ok generate_stop_token_ids '^320,143,331$' "$bin" generate --model "$fixture" --tokens 5,6,7,8,9 --max-tokens 12 --ids --ignore-eos --stop-token-ids 331 -q
+expect_ok generate_engine_limits 'engine: max_model_len 4096 \(the config' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
 
 # tokenize / detokenize / generate --prompt (stable contracts): the project tokenizer of the tiny checkpoint.
 expect_ok tokenize_ids '^15487,15021,248046,1642$' "$bin" tokenize --model "$work/tiny" --text 'Hello world<|im_end|> é' -q

@@ -1,0 +1,63 @@
+// Engine command-line options: byte sizes with binary or decimal suffixes, and the start-up log.
+#include "engine_options.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "util/human.h"
+#include "util/log.h"
+
+namespace ds::app {
+
+void add_engine_options(CLI::App* command, EngineCliOptions& options) {
+  command->add_option("--cache-memory", options.cache_memory,
+                      "Memory for the KV cache and DeltaNet state slots (e.g. 4GiB, 512MiB)")
+      ->capture_default_str();
+  command->add_option("--max-batch-tokens", options.engine.limits.max_batch_tokens,
+                      "Token budget of one engine step (prefill chunks + decodes)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  command->add_option("--max-seqs", options.engine.limits.max_seqs, "Sequences running at once")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  command->add_option("--max-model-len", options.engine.max_model_len,
+                      "Context limit, prompt + generated tokens (default: the config's, lowered to what the cache holds)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command->add_option("--max-queue", options.engine.max_queue, "Requests that may wait for capacity before new ones are refused")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
+      ->capture_default_str();
+}
+
+Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string unit(end);
+  double scale = 0.0;
+  if (unit.empty() || unit == "B") scale = 1.0;
+  else if (unit == "KiB" || unit == "K") scale = 1024.0;
+  else if (unit == "MiB" || unit == "M") scale = 1024.0 * 1024.0;
+  else if (unit == "GiB" || unit == "G") scale = 1024.0 * 1024.0 * 1024.0;
+  else if (unit == "KB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  if (end == text.c_str() || scale == 0.0 || !std::isfinite(value) || value <= 0.0 || value * scale > 1e15)
+    return Status::errorf(option, ": expected a positive size such as 4GiB, 512MiB or 1000000, found \"", text, "\"");
+  return static_cast<uint64_t>(value * scale);
+}
+
+Result<EngineOptions> engine_options(const EngineCliOptions& options) {
+  EngineOptions engine = options.engine;
+  DS_ASSIGN_OR_RETURN(engine.cache_memory, parse_byte_size(options.cache_memory, "--cache-memory"));
+  return engine;
+}
+
+void log_engine_limits(const Engine& engine, const EngineOptions& options) {
+  const EngineLimits& l = engine.limits();
+  log::info("engine: cache ", human_bytes(l.cache_bytes), " of ", human_bytes(options.cache_memory), ": ",
+            l.capacity.num_blocks, " KV blocks of 16 tokens (", l.capacity.num_blocks * 16, " positions), ",
+            l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs, " sequences and ",
+            options.limits.max_batch_tokens, " tokens per step");
+  log::info("engine: max_model_len ", l.max_model_len, " (", l.max_model_len_source, ")");
+}
+
+}  // namespace ds::app

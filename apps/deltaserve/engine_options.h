@@ -1,0 +1,26 @@
+// Command-line options of every command that runs the engine (generate, bench --concurrency,
+// serve): cache memory, batch limits, context limit, queue bound.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/engine.h"
+#include "util/status.h"
+
+namespace ds::app {
+
+struct EngineCliOptions {
+  std::string cache_memory = "4GiB";
+  EngineOptions engine;
+};
+
+void add_engine_options(CLI::App* command, EngineCliOptions& options);
+// Parses "4GiB", "512MiB", "1.5G", "1000000" (bytes) into bytes.
+Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
+// The engine options with the byte size parsed.
+Result<EngineOptions> engine_options(const EngineCliOptions& options);
+// Logs what start-up resolved: cache bytes, blocks, slots, max_model_len and why.
+void log_engine_limits(const Engine& engine, const EngineOptions& options);
+
+}  // namespace ds::app

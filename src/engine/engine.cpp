@@ -1,0 +1,210 @@
+// Engine: submit validates and queues; the engine thread loops schedule → apply the cache plan →
+// one forward over every scheduled chunk → sample the rows that finished their tokens → stream.
+#include "engine/engine.h"
+
+#include <algorithm>
+
+#include "util/check.h"
+#include "util/log.h"
+
+namespace ds {
+
+Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOptions& options) {
+  DS_TRY(validate_limits(options.limits));
+  if (options.max_queue < 1) return Status::errorf("--max-queue must be at least 1, found ", options.max_queue);
+  EngineLimits limits;
+  DS_ASSIGN_OR_RETURN(limits.capacity, size_cache(model.cache_geometry(), options.cache_memory, options.limits.max_seqs));
+  const CacheGeometry geometry = model.cache_geometry();
+  limits.cache_bytes = static_cast<uint64_t>(limits.capacity.num_blocks) * geometry.block_bytes() +
+                       static_cast<uint64_t>(limits.capacity.num_slots) * geometry.slot_bytes();
+  const int64_t cache_positions = limits.capacity.num_blocks * geometry.block_size;
+  const int64_t config_len = model.max_position_embeddings() > 0 ? model.max_position_embeddings() : cache_positions;
+  if (options.max_model_len > 0) {
+    if (options.max_model_len > cache_positions)
+      return Status::errorf("--max-model-len ", options.max_model_len, " needs more KV than --cache-memory holds (",
+                            cache_positions, " positions); raise --cache-memory or lower --max-model-len");
+    limits.max_model_len = options.max_model_len;
+    limits.max_model_len_source = "--max-model-len";
+  } else if (config_len <= cache_positions) {
+    limits.max_model_len = config_len;
+    limits.max_model_len_source = "the config's max_position_embeddings";
+  } else {
+    limits.max_model_len = cache_positions;
+    limits.max_model_len_source = str_cat("lowered from max_position_embeddings ", config_len,
+                                          " to what the cache memory holds for one sequence");
+  }
+  model.reserve(options.limits.max_batch_tokens);
+  return std::unique_ptr<Engine>(new Engine(model, options, limits));
+}
+
+Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimits& limits)
+    : model_(model),
+      options_(options),
+      limits_(limits),
+      cache_(model.cache_geometry(), limits.capacity),
+      scheduler_(options.limits),
+      logits_(static_cast<size_t>(options.limits.max_seqs * model.vocab_size())),
+      seeds_(options.seed) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(inbox_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> prompt, const SamplingParams& params) {
+  DS_TRY(validate_sampling(params));
+  if (prompt.empty()) return Status::error("prompt: expected at least one token, found none");
+  const int64_t vocab = model_.vocab_size();
+  for (size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= vocab)
+      return Status::errorf("prompt token ", i, " is ", prompt[i], ", outside the vocabulary [0, ", vocab, ")");
+  const auto total = static_cast<int64_t>(prompt.size()) + params.max_tokens;
+  if (total > limits_.max_model_len)
+    return Status::errorf("prompt of ", prompt.size(), " tokens + max_tokens ", params.max_tokens, " = ", total,
+                          " exceeds the context limit of ", limits_.max_model_len, " tokens (max_model_len)");
+  std::shared_ptr<RequestStream> stream;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    if (stopping_) return Status::error("engine is shutting down");
+    const auto queued = static_cast<int64_t>(inbox_.size()) + gauges_.waiting.load();
+    if (queued >= options_.max_queue)
+      return Status::errorf("overloaded: ", queued, " requests already wait for capacity (--max-queue ", options_.max_queue, ")");
+    const uint64_t id = next_id_++;
+    const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
+    stream = std::make_shared<RequestStream>(id, prompt_tokens);
+    inbox_.push_back(std::make_unique<Request>(id, std::move(prompt), params, seeds_.next(), stream));
+  }
+  wake_.notify_all();
+  return stream;
+}
+
+EngineCounters Engine::counters() const {
+  EngineCounters c;
+  c.waiting = gauges_.waiting.load();
+  c.running = gauges_.running.load();
+  c.blocks_used = gauges_.blocks_used.load();
+  c.num_blocks = limits_.capacity.num_blocks;
+  c.slots_used = gauges_.slots_used.load();
+  c.num_slots = limits_.capacity.num_slots;
+  c.prompt_tokens = gauges_.prompt_tokens.load();
+  c.generation_tokens = gauges_.generation_tokens.load();
+  c.preemptions = gauges_.preemptions.load();
+  c.finished = gauges_.finished.load();
+  c.steps = gauges_.steps.load();
+  return c;
+}
+
+void Engine::loop() {
+  while (true) {
+    std::vector<std::unique_ptr<Request>> arrived;
+    {
+      std::unique_lock lock(inbox_mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !scheduler_.idle(); });
+      if (stopping_) {
+        for (auto& r : inbox_) r->stream->finish(FinishReason::error, std::nullopt, "engine stopped");
+        inbox_.clear();
+        break;
+      }
+      arrived.swap(inbox_);
+      // Counted as waiting before the lock drops, so submit's queue bound sees them.
+      gauges_.waiting.fetch_add(static_cast<int64_t>(arrived.size()));
+    }
+    for (auto& r : arrived) {
+      scheduler_.add(r.get());
+      requests_.push_back(std::move(r));
+    }
+    reap_cancelled();
+    step();
+    publish_counters();
+  }
+  while (!requests_.empty()) finish(*requests_.back(), FinishReason::error, std::nullopt, "engine stopped");
+}
+
+void Engine::reap_cancelled() {
+  for (size_t i = 0; i < requests_.size();) {
+    if (requests_[i]->stream->cancel_requested()) {
+      finish(*requests_[i], FinishReason::cancelled);  // erases requests_[i]
+    } else {
+      ++i;
+    }
+  }
+}
+
+bool Engine::is_stop_token(const Request& r, int32_t token) const {
+  const auto& extra = r.params.stop_token_ids;
+  if (std::find(extra.begin(), extra.end(), token) != extra.end()) return true;
+  return !r.params.ignore_eos &&
+         std::find(options_.eos_token_ids.begin(), options_.eos_token_ids.end(), token) != options_.eos_token_ids.end();
+}
+
+void Engine::step() {
+  if (scheduler_.idle()) return;
+  StepPlan plan = scheduler_.schedule(cache_);
+  cache_.apply(plan.cache);
+  gauges_.preemptions.fetch_add(static_cast<int64_t>(plan.preempted.size()));
+  for (Request* r : plan.preempted) log::debug("engine: request ", r->id, " preempted (KV blocks ran out); it will be recomputed");
+  if (plan.chunks.empty()) {
+    // Only reachable when the head of the queue can never fit, which submit's max_model_len check
+    // rules out; fail it rather than spin.
+    if (scheduler_.running().empty() && !scheduler_.waiting().empty())
+      finish(*scheduler_.waiting().front(), FinishReason::error, std::nullopt, "request cannot fit in the cache");
+    return;
+  }
+
+  ForwardBatch batch;  // spans into each request's tokens: valid until they grow after the forward
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Request& r = *chunk.request;
+    const bool wants_logits = r.num_computed + chunk.num_tokens == r.total();
+    if (r.num_computed == 0 && r.preemptions == 0) gauges_.prompt_tokens.fetch_add(r.prompt_len);
+    batch.sequences.push_back(SequenceInput{std::span<const int32_t>(r.tokens).subspan(r.num_computed, chunk.num_tokens),
+                                            r.num_computed, r.cache.blocks, r.cache.slot, {},
+                                            wants_logits ? LogitsRows::last : LogitsRows::none, chunk.kind});
+  }
+  const Status status = model_.forward(batch, cache_, logits_.data());
+  gauges_.steps.fetch_add(1);
+  if (!status.ok()) {
+    log::error("engine: forward failed: ", status.message());
+    for (const ScheduledChunk& chunk : plan.chunks) finish(*chunk.request, FinishReason::error, std::nullopt, status.message());
+    return;
+  }
+  const int64_t vocab = model_.vocab_size();
+  int64_t row = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Request& r = *chunk.request;
+    r.num_computed += chunk.num_tokens;
+    if (r.num_computed < r.total()) continue;  // a prefill chunk short of the end: no logits
+    const std::span<const float> logits(logits_.data() + row++ * vocab, static_cast<size_t>(vocab));
+    SampledToken sampled = r.sampler.sample(logits);
+    const int32_t token = sampled.token;
+    r.tokens.push_back(token);
+    gauges_.generation_tokens.fetch_add(1);
+    r.stream->push(std::move(sampled));
+    if (is_stop_token(r, token)) finish(r, FinishReason::stop, token);
+    else if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) finish(r, FinishReason::length);
+  }
+}
+
+void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {
+  request.stream->finish(reason, stop_token, std::move(error));
+  cache_.release(request.cache);
+  scheduler_.remove(&request);
+  gauges_.finished.fetch_add(1);
+  auto it = std::find_if(requests_.begin(), requests_.end(), [&](const auto& r) { return r.get() == &request; });
+  DS_CHECK(it != requests_.end(), "finishing an unknown request ", request.id);
+  requests_.erase(it);
+}
+
+void Engine::publish_counters() {
+  gauges_.waiting.store(static_cast<int64_t>(scheduler_.waiting().size()));
+  gauges_.running.store(static_cast<int64_t>(scheduler_.running().size()));
+  gauges_.blocks_used.store(cache_.num_blocks() - cache_.free_blocks());
+  gauges_.slots_used.store(cache_.num_slots() - cache_.free_slots());
+}
+
+}  // namespace ds

@@ -1,0 +1,42 @@
+// Request: the engine thread's record of one generation — its tokens (prompt, then generated),
+// how many of them the cache holds, its cache, sampler and stream. Only the engine thread touches it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cache/hybrid_cache.h"
+#include "engine/request_stream.h"
+#include "engine/sampler.h"
+
+namespace ds {
+
+struct Request {
+  Request(uint64_t id, std::vector<int32_t> prompt, const SamplingParams& params, uint64_t seed,
+          std::shared_ptr<RequestStream> stream)
+      : id(id),
+        prompt_len(static_cast<int64_t>(prompt.size())),
+        tokens(std::move(prompt)),
+        params(params),
+        sampler(params, tokens, seed),
+        stream(std::move(stream)) {}
+
+  uint64_t id;                 // submission order: FCFS and preemption order follow it
+  int64_t prompt_len;
+  std::vector<int32_t> tokens;  // [prompt_len + generated]
+  SamplingParams params;
+  Sampler sampler;
+  std::shared_ptr<RequestStream> stream;
+
+  int64_t num_computed = 0;  // leading tokens whose KV and DeltaNet state are in `cache`
+  int64_t prefill_end = 0;   // tokens.size() when (re)admitted: tokens before it are prefilled (chunked kernel)
+  SequenceCache cache;
+  int64_t preemptions = 0;
+
+  int64_t total() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t generated() const { return total() - prompt_len; }
+  bool prefilling() const { return num_computed < prefill_end; }
+};
+
+}  // namespace ds
