@@ -30,15 +30,13 @@ uint64_t release_pages(const TensorView& view) {
   return end - begin;
 }
 
-TensorView quantize(const TensorView& w, QuantizedStore& store, int threads) {
+// Quantises w into `packed` (int8_packed_bytes of its shape, 64-byte aligned); each thread packs
+// whole panels (disjoint bytes), padding included.
+TensorView quantize(const TensorView& w, std::byte* packed, int threads) {
   const int64_t rows = w.shape[0], cols = w.shape[1], groups = int8_groups(cols);
-  const auto bytes = static_cast<uint64_t>(int8_packed_bytes(rows, cols));  // a multiple of 64
-  auto* packed = static_cast<std::byte*>(std::aligned_alloc(64, bytes));
-  DS_CHECK(packed != nullptr, "out of memory quantising ", w.name);
-  // Each thread packs whole panels (disjoint bytes), padding included.
   parallel_for(static_cast<size_t>(int8_panels(rows)), threads, [&](size_t begin, size_t end) {
     std::vector<float> row(static_cast<size_t>(cols));
-    std::vector<int8_t> q(static_cast<size_t>(cols));
+    std::vector<int8_t> q(static_cast<size_t>(groups * kInt8Group), 0);
     std::vector<float> scales(static_cast<size_t>(groups));
     const auto panel_bytes = static_cast<size_t>(int8_panel_bytes(cols));
     int8_clear_packed(packed + begin * panel_bytes, static_cast<int64_t>(end - begin) * kInt8PanelRows, cols);
@@ -58,33 +56,51 @@ TensorView quantize(const TensorView& w, QuantizedStore& store, int threads) {
       int8_pack_row(packed, cols, r, q.data(), scales.data());
     }
   });
-  TensorView view{w.name + " (int8)", DType::I8, w.shape, packed, bytes, kInt8Group};
-  store.bytes += bytes;
-  store.buffers.emplace_back(packed);
-  return view;
+  return TensorView{w.name + " (int8)", DType::I8, w.shape, packed, static_cast<uint64_t>(int8_packed_bytes(rows, cols)),
+                    kInt8Group};
 }
 
 }  // namespace
 
 uint64_t quantize_weights_int8(Qwen35Weights& weights, QuantizedStore& store, int threads) {
-  uint64_t released = 0;
-  auto convert = [&](TensorView& view, bool release) {
-    const TensorView source = view;
-    view = quantize(source, store, threads);
-    if (release) released += release_pages(source);
+  struct Job {
+    TensorView* view;
+    bool release;  // a tied head shares its bytes with the embedding table, which lookups still read
+    uint64_t offset;
   };
+  std::vector<Job> jobs;
   for (DecoderLayerWeights& layer : weights.layers) {
     if (layer.type == LayerType::full_attention) {
       for (TensorView* w : {&layer.attention.q_proj, &layer.attention.k_proj, &layer.attention.v_proj, &layer.attention.o_proj})
-        convert(*w, true);
+        jobs.push_back({w, true, 0});
     } else {
       GatedDeltaNetWeights& d = layer.deltanet;
-      for (TensorView* w : {&d.in_proj_qkv, &d.in_proj_z, &d.in_proj_b, &d.in_proj_a, &d.out_proj}) convert(*w, true);
+      for (TensorView* w : {&d.in_proj_qkv, &d.in_proj_z, &d.in_proj_b, &d.in_proj_a, &d.out_proj}) jobs.push_back({w, true, 0});
     }
-    for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj, &layer.mlp.down_proj}) convert(*w, true);
+    for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj, &layer.mlp.down_proj}) jobs.push_back({w, true, 0});
   }
-  // A tied head shares its bytes with the embedding table, which lookups still read.
-  convert(weights.lm_head, !weights.tied);
+  jobs.push_back({&weights.lm_head, !weights.tied, 0});
+  // One arena for all weights, in 2 MiB pages where the kernel grants them: a decode step streams
+  // every byte, and with 4 KiB pages the TLB misses and page-bounded hardware prefetch cost ~15–25%
+  // of the read rate (measured on the 2B layer shapes). Packed sizes are multiples of 64 bytes.
+  uint64_t total = 0;
+  for (Job& job : jobs) {
+    job.offset = total;
+    total += static_cast<uint64_t>(int8_packed_bytes(job.view->shape[0], job.view->shape[1]));
+  }
+  constexpr uint64_t kHugePage = 2 << 20;
+  const uint64_t reserved = std::max<uint64_t>(kHugePage, (total + kHugePage - 1) / kHugePage * kHugePage);
+  auto* arena = static_cast<std::byte*>(std::aligned_alloc(kHugePage, reserved));
+  DS_CHECK(arena != nullptr, "out of memory for ", total, " bytes of int8 weights");
+  madvise(arena, reserved, MADV_HUGEPAGE);  // advice only: 4 KiB pages still work
+  store.buffers.emplace_back(arena);
+  store.bytes = total;
+  uint64_t released = 0;
+  for (const Job& job : jobs) {
+    const TensorView source = *job.view;
+    *job.view = quantize(source, arena + job.offset, threads);
+    if (job.release) released += release_pages(source);
+  }
   return released;
 }
 

@@ -24,8 +24,8 @@ struct QuantizedStore {
   struct Free {
     void operator()(std::byte* p) const;
   };
-  std::vector<std::unique_ptr<std::byte, Free>> buffers;  // one packed, 64-byte aligned buffer per weight
-  uint64_t bytes = 0;                                     // all buffers (values, scales, panel padding)
+  std::vector<std::unique_ptr<std::byte, Free>> buffers;  // one arena holding every packed weight (2 MiB pages)
+  uint64_t bytes = 0;                                     // packed weights (values, scales, panel padding)
 };
 
 // Replaces the matmul views in `weights` by int8 views into `store`; returns the bytes of source
