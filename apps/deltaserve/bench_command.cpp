@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run_options.h"
+#include "bench_concurrency.h"
 #include "cli_errors.h"
+#include "engine/qwen35_step_model.h"
+#include "engine_options.h"
+#include "run_options.h"
 #include "commands.h"
 #include "default_assets.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -30,10 +33,11 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kProbeBytes = uint64_t{512} << 20;  // 16× the L3 of this machine class
 
 struct BenchOptions {
-  std::string model_dir, shape, prompts = "128,512,2048,8192";
+  std::string model_dir, shape, prompts = "128,512,2048,8192", concurrency;
   int64_t decode_tokens = 128;
   int64_t prefill_chunk = 512;
   RunOptions run;
+  EngineCliOptions engine;
   bool json = false;
 };
 
@@ -79,6 +83,27 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
   std::fflush(stdout);
 }
 
+// The engine with N requests at once, for each N of --concurrency: 128-token prompts, decode_tokens each.
+Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads, uint64_t& peak_rss) {
+  DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
+  DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
+  Qwen35StepModel step_model(*loaded.model);
+  DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
+  for (int32_t n : levels) {
+    if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
+    DS_ASSIGN_OR_RETURN(const ConcurrencyResult r,
+                        run_concurrency(*engine, loaded.config.text.vocab_size, n, 128, options.decode_tokens, 7));
+    peak_rss = std::max(peak_rss, current_rss_bytes());
+    emit(options.json, str_cat("tg", options.decode_tokens, "_c", n), r.decode_tokens_per_s, options, threads,
+         str_cat(", \"concurrency\": ", n, ", \"total_tokens_per_s\": ", r.total_tokens_per_s, ", \"ttft_mean_s\": ",
+                 r.ttft_mean_s, ", \"ttft_max_s\": ", r.ttft_max_s, ", \"itl_mean_s\": ", r.itl_mean_s,
+                 ", \"itl_p50_s\": ", r.itl_p50_s, ", \"itl_p99_s\": ", r.itl_p99_s),
+         str_cat(n, " requests at once: aggregate decode; TTFT mean ", r.ttft_mean_s, " s (max ", r.ttft_max_s,
+                 " s), inter-token p50 ", 1000 * r.itl_p50_s, " ms, p99 ", 1000 * r.itl_p99_s, " ms"));
+  }
+  return {};
+}
+
 int run_bench(const BenchOptions& options) {
   auto prompt_lengths = parse_int_list(options.prompts, "--prompts");
   if (!prompt_lengths.ok()) return report_error(prompt_lengths.status());
@@ -121,7 +146,7 @@ int run_bench(const BenchOptions& options) {
   Xoshiro256 rng(1);
   auto random_prompt = [&](int64_t n) {
     std::vector<int32_t> ids(static_cast<size_t>(n));
-    for (auto& id : ids) id = static_cast<int32_t>(rng.next() % 200000);
+    for (auto& id : ids) id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(loaded->config.text.vocab_size));
     return ids;
   };
   std::vector<float> logits;
@@ -174,6 +199,9 @@ int run_bench(const BenchOptions& options) {
                  bandwidth / 1e9, " GB/s measured: ", 100 * tps / floor_tps, "% of the floor (", floor_tps,
                  " tok/s at ", human_bytes(step_bytes), "/token)"));
   }
+  if (!options.concurrency.empty()) {
+    if (Status s = bench_concurrency(options, *loaded, threads, peak_rss); !s.ok()) return report_error(s);
+  }
   if (!options.json)
     std::printf("  peak RSS %s (weights resident %s of text weights; sampled after each run)\n", human_bytes(peak_rss).c_str(),
                 human_bytes(summary.text_bytes).c_str());
@@ -195,8 +223,12 @@ CommandRunner add_bench_command(CLI::App& app) {
   command->add_option("--prefill-chunk", options->prefill_chunk, "Prompt tokens per model call")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
       ->capture_default_str();
+  command->add_option("--concurrency", options->concurrency,
+                      "Also run N requests at once through the engine (128-token prompts, --decode-tokens each), "
+                      "for each N of a comma-separated list: aggregate decode tok/s, TTFT, inter-token latency");
   command->add_flag("--json", options->json, "One JSON object per line");
   add_run_options(command, options->run);
+  add_engine_options(command, options->engine);
   command->callback([model, shape] {
     if (model->count() == 0 && shape->count() == 0) throw CLI::ValidationError("one of --model or --shape is required");
   });
