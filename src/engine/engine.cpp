@@ -179,7 +179,11 @@ void Engine::step() {
     Request& r = *chunk.request;
     r.num_computed += chunk.num_tokens;
     if (r.num_computed < r.total()) continue;  // a prefill chunk short of the end: no logits
-    const std::span<const float> logits(logits_.data() + row++ * vocab, static_cast<size_t>(vocab));
+    const std::span<float> logits(logits_.data() + row++ * vocab, static_cast<size_t>(vocab));
+    if (options_.logits_hook) {
+      const std::span<const int32_t> all(r.tokens);
+      options_.logits_hook(r.id, all.first(static_cast<size_t>(r.prompt_len)), all.subspan(static_cast<size_t>(r.prompt_len)), logits);
+    }
     SampledToken sampled = r.sampler.sample(logits);
     const int32_t token = sampled.token;
     r.tokens.push_back(token);

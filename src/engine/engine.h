@@ -6,7 +6,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -29,6 +31,10 @@ struct EngineOptions {
   int64_t max_queue = 256;                     // requests waiting for capacity before submit answers "overloaded"
   std::vector<int32_t> eos_token_ids;          // stop ids of every request (unless ignore_eos)
   uint64_t seed = 0;                           // seeds the requests that bring no seed
+  // Test-only: sees (request id, prompt, tokens generated so far) and may rewrite the logits row
+  // before sampling — lets end-to-end tests script a model's output (tool calls, reasoning)
+  // through the real sampling and output path. Runs on the engine thread.
+  std::function<void(uint64_t, std::span<const int32_t>, std::span<const int32_t>, std::span<float>)> logits_hook;
 };
 
 // What start-up resolved from the options and the memory budget (logged by the caller).

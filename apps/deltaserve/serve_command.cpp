@@ -1,0 +1,197 @@
+// `deltaserve serve --model DIR [--host H] [--port P] ...`: the OpenAI-compatible server. It listens
+// first (so /health and /ready answer during start-up), loads and warms the model, then goes ready.
+#include <pthread.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "cli_errors.h"
+#include "commands.h"
+#include "engine/qwen35_step_model.h"
+#include "engine_options.h"
+#include "io/generation_config.h"
+#include "model/model_loader.h"
+#include "run_options.h"
+#include "server/http_server.h"
+#include "server/openai_service.h"
+#include "tokenizer/chat_template.h"
+#include "util/log.h"
+
+namespace ds::app {
+namespace {
+
+struct ServeOptions {
+  std::string model_dir, served_name, template_kwargs = "{}", mode = "fast", test_script;
+  server::HttpOptions http;
+  RunOptions run;
+  EngineCliOptions engine;
+};
+
+server::SamplingDefaults sampling_defaults(const GenerationConfig& g) {
+  server::SamplingDefaults d;
+  if (g.temperature) d.temperature = static_cast<float>(*g.temperature);
+  if (g.top_p) d.top_p = static_cast<float>(*g.top_p);
+  if (g.top_k) d.top_k = *g.top_k;
+  if (g.min_p) d.min_p = static_cast<float>(*g.min_p);
+  if (g.repetition_penalty) d.repetition_penalty = static_cast<float>(*g.repetition_penalty);
+  return d;
+}
+
+using LogitsHook = std::function<void(uint64_t, std::span<const int32_t>, std::span<const int32_t>, std::span<float>)>;
+
+// --test-script FILE: [{"prompt_contains": TEXT, "reply": TEXT}, ...]. A request whose prompt
+// contains TEXT generates exactly the tokens of `reply`, then an end-of-sequence token, by forcing
+// the logits; everything after the logits (sampling, detokenizing, parsing, streaming) is real.
+Result<LogitsHook> test_hook(
+    const std::string& path, const Tokenizer& tokenizer, int32_t eos) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto script = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!in || script.is_discarded() || !script.is_array()) return Status::errorf("--test-script ", path, ": expected a JSON list");
+  struct Rule {
+    std::string needle;
+    std::vector<int32_t> reply;
+  };
+  auto rules = std::make_shared<std::vector<Rule>>();
+  for (const auto& item : script) {
+    if (!item.is_object() || !item.contains("prompt_contains") || !item.contains("reply"))
+      return Status::errorf("--test-script ", path, ": expected {\"prompt_contains\", \"reply\"} objects");
+    DS_ASSIGN_OR_RETURN(std::vector<int32_t> reply, tokenizer.encode(item["reply"].get<std::string>()));
+    rules->push_back({item["prompt_contains"].get<std::string>(), std::move(reply)});
+  }
+  auto decided = std::make_shared<std::unordered_map<uint64_t, int>>();  // request → rule (-1: none); engine thread only
+  return LogitsHook([rules, decided, &tokenizer, eos](uint64_t id, std::span<const int32_t> prompt, std::span<const int32_t> generated,
+                                           std::span<float> logits) {
+    auto it = decided->find(id);
+    if (it == decided->end()) {
+      const std::string text = tokenizer.decode(prompt);
+      int rule = -1;
+      for (size_t i = 0; i < rules->size() && rule < 0; ++i)
+        if (text.find((*rules)[i].needle) != std::string::npos) rule = static_cast<int>(i);
+      it = decided->emplace(id, rule).first;
+    }
+    if (it->second < 0) return;
+    const auto& reply = (*rules)[static_cast<size_t>(it->second)].reply;
+    const int32_t forced = generated.size() < reply.size() ? reply[generated.size()] : eos;
+    for (float& l : logits) l = -1e30f;
+    logits[static_cast<size_t>(forced)] = 0.0f;
+  });
+}
+
+int run_serve(const ServeOptions& options) {
+  signal(SIGPIPE, SIG_IGN);  // a vanished client is a failed write, not a dead server
+  // SIGINT / SIGTERM are taken by one thread (sigwait) that stops the server cleanly.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto engine_config = engine_options(options.engine);
+  if (!engine_config.ok()) return report_error(engine_config.status());
+  auto default_kwargs = nlohmann::ordered_json::parse(options.template_kwargs, nullptr, false);
+  if (default_kwargs.is_discarded() || !default_kwargs.is_object())
+    return report_error(Status::errorf("--default-template-kwargs: expected a JSON object, found \"", options.template_kwargs, "\""));
+
+  server::ServerMetrics metrics(options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string()
+                                                            : options.served_name);
+  server::HttpServer http(options.http, metrics);
+  if (Status bound = http.bind(); !bound.ok()) return report_error(bound);
+  std::thread listener([&] { http.serve(); });
+  std::thread stopper([&] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    log::info("serve: signal ", signal_number, ", stopping");
+    http.stop();
+  });
+  auto fail = [&](const Status& status) {
+    pthread_kill(stopper.native_handle(), SIGTERM);
+    stopper.join();
+    listener.join();
+    return report_error(status);
+  };
+  log::info("serve: listening on http://", options.http.host, ":", http.port(), " (loading the model; /ready answers 503 until done)");
+
+  auto tokenizer = Tokenizer::load_dir(options.model_dir);
+  if (!tokenizer.ok()) return fail(tokenizer.status().with_context("serve needs the tokenizer"));
+  auto generation = load_generation_config(options.model_dir);
+  if (!generation.ok()) return fail(generation.status());
+  server::ServedModel model;
+  model.name = options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string() : options.served_name;
+  model.tokenizer = &*tokenizer;
+  model.default_template_kwargs = default_kwargs;
+  model.defaults = sampling_defaults(*generation);
+  if (auto source = load_chat_template(options.model_dir); source.ok()) {
+    model.chat_template = *source;
+    auto special = load_special_tokens(options.model_dir);
+    if (!special.ok()) return fail(special.status());
+    model.special_tokens = *special;
+  } else {
+    log::warn("serve: no chat template (", source.status().message(), "); /v1/chat/completions will answer 400");
+  }
+  const auto backend = make_backend(options.run);
+  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+                           weight_format(options.run), thread_count(options.run));
+  if (!loaded.ok()) return fail(loaded.status());
+  engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
+  if (!options.test_script.empty()) {
+    if (engine_config->eos_token_ids.empty()) return fail(Status::error("--test-script needs an end-of-sequence id"));
+    auto hook = test_hook(options.test_script, *tokenizer, engine_config->eos_token_ids.front());
+    if (!hook.ok()) return fail(hook.status());
+    engine_config->logits_hook = *hook;
+    log::warn("serve: --test-script ", options.test_script, ": scripted replies are forced (testing only)");
+  }
+  Qwen35StepModel step_model(*loaded->model);
+  auto engine = Engine::start(step_model, *engine_config);
+  if (!engine.ok()) return fail(engine.status());
+  log_engine_limits(**engine, *engine_config);
+  {  // Warm-up: one short request through the whole path brings the weights in before going ready.
+    SamplingParams warm;
+    warm.max_tokens = 2;
+    warm.ignore_eos = true;
+    auto stream = (*engine)->submit({0, 1, 2, 3}, warm);
+    if (!stream.ok()) return fail(stream.status());
+    while ((*stream)->next()) {
+    }
+  }
+  server::OpenAiService service(**engine, model, metrics);
+  http.set_service(&service, engine->get());
+  log::info("serve: ready — model \"", model.name, "\" at http://", options.http.host, ":", http.port(), "/v1");
+  listener.join();
+  http.set_service(nullptr, nullptr);
+  stopper.join();
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, metrics)");
+  command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
+  command->add_option("--host", options->http.host, "Address to listen on")->capture_default_str();
+  command->add_option("--port", options->http.port, "Port to listen on (0: any free port, logged)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  command->add_option("--served-model-name", options->served_name, "Model name clients send (default: the directory's name)");
+  command->add_option("--default-template-kwargs", options->template_kwargs,
+                      "Chat-template kwargs for every request, as JSON (e.g. '{\"enable_thinking\": false}'); requests override them")
+      ->capture_default_str();
+  command->add_option("--http-threads", options->http.threads, "Connections served at once (each streaming client holds one)")
+      ->check(CLI::Range(4, 4096))
+      ->capture_default_str();
+  command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
+      ->check(CLI::IsMember({"f32", "fast"}))
+      ->capture_default_str();
+  command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
+  add_run_options(command, options->run);
+  add_engine_options(command, options->engine);
+  return [options] { return run_serve(*options); };
+}
+
+}  // namespace ds::app

@@ -1,0 +1,316 @@
+// OpenAI request parsing: a typed field reader that turns every mismatch into an ApiError with the
+// field's path, then the per-endpoint rules (OpenAI's ranges, vLLM's extensions).
+#include "server/openai_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/str_cat.h"
+
+namespace ds::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char* kind_of(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::number_float: return "a number";
+    default: return "an integer";
+  }
+}
+
+// Reads optional fields of one JSON object; the first error sticks and later reads do nothing.
+class Fields {
+ public:
+  Fields(const Json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {}
+  std::optional<ApiError> error;
+
+  const Json* get(const char* key) {
+    if (error) return nullptr;
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string path(const char* key) const { return prefix_ + key; }
+  void fail(const char* key, std::string message) {
+    if (!error) error = bad_request(str_cat(path(key), ": ", message), path(key));
+  }
+  void number(const char* key, float& out, double min, double max) {
+    const Json* v = get(key);
+    if (!v) return;
+    if (!v->is_number()) return fail(key, str_cat("expected a number, found ", kind_of(*v)));
+    const double x = v->get<double>();
+    if (!(x >= min && x <= max)) return fail(key, str_cat("expected a number in [", min, ", ", max, "], found ", x));
+    out = static_cast<float>(x);
+  }
+  void integer(const char* key, int64_t& out, int64_t min, int64_t max) {
+    const Json* v = get(key);
+    if (!v) return;
+    if (!v->is_number_integer()) {
+      // 2.0 is accepted as 2 (JSON has one number type); 2.5 is not.
+      if (v->is_number_float() && std::nearbyint(v->get<double>()) == v->get<double>() &&
+          std::fabs(v->get<double>()) < 9e15) {
+        out = static_cast<int64_t>(v->get<double>());
+      } else {
+        return fail(key, str_cat("expected an integer, found ", kind_of(*v)));
+      }
+    } else if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max)) {
+      return fail(key, str_cat("expected an integer in [", min, ", ", max, "], found ", v->get<uint64_t>()));
+    } else {
+      out = v->get<int64_t>();
+    }
+    if (out < min || out > max) return fail(key, str_cat("expected an integer in [", min, ", ", max, "], found ", out));
+  }
+  void boolean(const char* key, bool& out) {
+    const Json* v = get(key);
+    if (!v) return;
+    if (!v->is_boolean()) return fail(key, str_cat("expected true or false, found ", kind_of(*v)));
+    out = v->get<bool>();
+  }
+  void string(const char* key, std::string& out) {
+    const Json* v = get(key);
+    if (!v) return;
+    if (!v->is_string()) return fail(key, str_cat("expected a string, found ", kind_of(*v)));
+    out = v->get<std::string>();
+  }
+
+ private:
+  const Json& object_;
+  std::string prefix_;
+};
+
+std::optional<ApiError> parse_object(const std::string& body, Json& out) {
+  out = Json::parse(body, nullptr, false);
+  if (out.is_discarded()) return bad_request("the request body is not valid JSON");
+  if (!out.is_object()) return bad_request(str_cat("the request body must be a JSON object, found ", kind_of(out)));
+  return std::nullopt;
+}
+
+// The fields both endpoints share.
+void parse_generation(Fields& f, const Json& body, const SamplingDefaults& d, GenerationRequest& g) {
+  SamplingParams& s = g.sampling;
+  s.temperature = d.temperature;
+  s.top_p = d.top_p;
+  s.top_k = d.top_k;
+  s.min_p = d.min_p;
+  s.repetition_penalty = d.repetition_penalty;
+  f.string("model", g.model);
+  f.number("temperature", s.temperature, 0.0, 1e6);
+  f.number("top_p", s.top_p, 0.0, 1.0);
+  if (!f.error && s.top_p <= 0.0f) f.fail("top_p", "expected a number in (0, 1], found 0");
+  f.integer("top_k", s.top_k, -1, int64_t{1} << 30);
+  f.number("min_p", s.min_p, 0.0, 1.0);
+  f.number("presence_penalty", s.presence_penalty, -2.0, 2.0);
+  f.number("frequency_penalty", s.frequency_penalty, -2.0, 2.0);
+  f.number("repetition_penalty", s.repetition_penalty, 1e-6, 1e6);
+  int64_t seed = 0;
+  if (f.get("seed")) {
+    f.integer("seed", seed, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+    s.seed = static_cast<uint64_t>(seed);
+  }
+  int64_t max_tokens = 0;
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (!f.get(key)) continue;
+    f.integer(key, max_tokens, 1, int64_t{1} << 30);
+    g.max_tokens = max_tokens;
+  }
+  f.integer("n", g.n, 1, 16);
+  f.boolean("stream", g.stream);
+  f.boolean("ignore_eos", s.ignore_eos);
+  f.boolean("skip_special_tokens", g.skip_special_tokens);
+  if (const Json* options = f.get("stream_options")) {
+    if (!options->is_object()) return f.fail("stream_options", str_cat("expected an object, found ", kind_of(*options)));
+    Fields o(*options, "stream_options.");
+    o.boolean("include_usage", g.include_usage);
+    if (o.error) f.error = o.error;
+  }
+  if (const Json* stop = f.get("stop")) {
+    if (stop->is_string()) {
+      g.stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      for (const Json& item : *stop) {
+        if (!item.is_string()) return f.fail("stop", str_cat("expected a string or a list of strings, found a list holding ", kind_of(item)));
+        g.stop.push_back(item.get<std::string>());
+      }
+    } else {
+      return f.fail("stop", str_cat("expected a string or a list of strings, found ", kind_of(*stop)));
+    }
+    if (g.stop.size() > 16) return f.fail("stop", str_cat("expected at most 16 stop strings, found ", g.stop.size()));
+    for (const std::string& text : g.stop)
+      if (text.empty()) return f.fail("stop", "stop strings must not be empty");
+  }
+  if (const Json* ids = f.get("stop_token_ids")) {
+    if (!ids->is_array()) return f.fail("stop_token_ids", str_cat("expected a list of token ids, found ", kind_of(*ids)));
+    for (const Json& id : *ids) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+        return f.fail("stop_token_ids", "expected a list of token ids (integers >= 0)");
+      s.stop_token_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+  }
+  if (const Json* format = f.get("response_format")) {
+    const bool text = format->is_object() && format->contains("type") && (*format)["type"] == "text";
+    if (!text) return f.fail("response_format", "only {\"type\": \"text\"} is supported (no guided decoding yet)");
+  }
+  (void)body;
+}
+
+// A message's content: a string or a list of text parts; images are refused until vision exists.
+void check_content(Fields& f, const Json& content, const std::string& path) {
+  if (content.is_null() || content.is_string()) return;
+  if (!content.is_array()) return f.fail("messages", str_cat(path, ".content: expected a string or a list of parts, found ", kind_of(content)));
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& part = content[i];
+    const std::string where = str_cat(path, ".content[", i, "]");
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+      return f.fail("messages", str_cat(where, ": expected an object with a \"type\""));
+    const std::string type = part["type"].get<std::string>();
+    if (type == "image_url" || type == "image" || type == "input_image" || type == "video" || type == "video_url")
+      return f.fail("messages", str_cat(where, ": images and video are not supported yet (this server has no vision encoder)"));
+    if (type != "text") return f.fail("messages", str_cat(where, ": unknown content part type \"", type, "\""));
+    if (!part.contains("text") || !part["text"].is_string()) return f.fail("messages", str_cat(where, ".text: expected a string"));
+  }
+}
+
+void parse_messages(Fields& f, const Json* messages, Json& out) {
+  if (!messages) return f.fail("messages", "required: a non-empty list of messages");
+  if (!messages->is_array() || messages->empty())
+    return f.fail("messages", str_cat("expected a non-empty list of messages, found ", kind_of(*messages)));
+  out = Json::array();
+  for (size_t i = 0; i < messages->size(); ++i) {
+    Json m = (*messages)[i];
+    const std::string path = str_cat("messages[", i, "]");
+    if (!m.is_object()) return f.fail("messages", str_cat(path, ": expected an object, found ", kind_of(m)));
+    if (!m.contains("role") || !m["role"].is_string()) return f.fail("messages", str_cat(path, ".role: expected a string"));
+    const std::string role = m["role"].get<std::string>();
+    if (role != "system" && role != "developer" && role != "user" && role != "assistant" && role != "tool")
+      return f.fail("messages", str_cat(path, ".role: expected system, developer, user, assistant or tool, found \"", role, "\""));
+    if (role == "developer") m["role"] = "system";  // OpenAI's newer name; the template knows system
+    if (m.contains("content")) check_content(f, m["content"], path);
+    if (f.error) return;
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      Json& calls = m["tool_calls"];
+      if (!calls.is_array()) return f.fail("messages", str_cat(path, ".tool_calls: expected a list"));
+      for (size_t c = 0; c < calls.size(); ++c) {
+        Json& call = calls[c];
+        const std::string where = str_cat(path, ".tool_calls[", c, "]");
+        if (!call.is_object() || !call.contains("function") || !call["function"].is_object() ||
+            !call["function"].contains("name") || !call["function"]["name"].is_string())
+          return f.fail("messages", str_cat(where, ": expected {\"function\": {\"name\": ..., \"arguments\": ...}}"));
+        Json& arguments = call["function"]["arguments"];
+        // The template iterates arguments as a mapping; OpenAI sends them as JSON text.
+        if (arguments.is_string()) {
+          Json parsed = Json::parse(arguments.get<std::string>(), nullptr, false);
+          if (parsed.is_discarded() || !parsed.is_object())
+            return f.fail("messages", str_cat(where, ".function.arguments: expected a JSON object in a string"));
+          arguments = std::move(parsed);
+        } else if (arguments.is_null()) {
+          arguments = Json::object();
+        } else if (!arguments.is_object()) {
+          return f.fail("messages", str_cat(where, ".function.arguments: expected a JSON object in a string"));
+        }
+      }
+    }
+    out.push_back(std::move(m));
+  }
+}
+
+void parse_tools(Fields& f, ChatCompletionRequest& out) {
+  const Json* tools = f.get("tools");
+  if (tools) {
+    if (!tools->is_array()) return f.fail("tools", str_cat("expected a list of tools, found ", kind_of(*tools)));
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const Json& tool = (*tools)[i];
+      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() ||
+          !tool["function"].contains("name") || !tool["function"]["name"].is_string())
+        return f.fail("tools", str_cat("tools[", i, "]: expected {\"type\": \"function\", \"function\": {\"name\": ...}}"));
+      if (tool.contains("type") && tool["type"] != "function")
+        return f.fail("tools", str_cat("tools[", i, "].type: only \"function\" tools are supported"));
+    }
+  }
+  std::string choice = "auto";
+  if (const Json* tool_choice = f.get("tool_choice")) {
+    if (tool_choice->is_string()) {
+      choice = tool_choice->get<std::string>();
+      if (choice != "auto" && choice != "none" && choice != "required")
+        return f.fail("tool_choice", str_cat("expected \"auto\", \"none\", \"required\" or a function, found \"", choice, "\""));
+    } else if (tool_choice->is_object()) {
+      choice = "named";
+    } else {
+      return f.fail("tool_choice", str_cat("expected a string or an object, found ", kind_of(*tool_choice)));
+    }
+  }
+  if (choice == "required" || choice == "named")
+    return f.fail("tool_choice", "forcing a tool call needs guided decoding, which this server does not have yet; use \"auto\"");
+  if (tools && !tools->empty() && choice == "auto") {
+    out.tools = *tools;
+    out.parse_tool_calls = true;
+  }
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_chat_request(const std::string& body, const SamplingDefaults& defaults,
+                                           ChatCompletionRequest& out) {
+  Json json;
+  if (auto error = parse_object(body, json)) return error;
+  Fields f(json, "");
+  parse_generation(f, json, defaults, out.generation);
+  parse_messages(f, f.get("messages"), out.messages);
+  parse_tools(f, out);
+  bool logprobs = false;
+  f.boolean("logprobs", logprobs);
+  int64_t top_logprobs = 0;
+  f.integer("top_logprobs", top_logprobs, 0, kMaxLogprobs);
+  if (!f.error && top_logprobs > 0 && !logprobs) f.fail("top_logprobs", "needs \"logprobs\": true");
+  out.generation.sampling.logprobs = logprobs ? top_logprobs : -1;
+  if (const Json* kwargs = f.get("chat_template_kwargs")) {
+    if (!kwargs->is_object()) f.fail("chat_template_kwargs", str_cat("expected an object, found ", kind_of(*kwargs)));
+    else out.template_kwargs = *kwargs;
+  }
+  f.boolean("add_generation_prompt", out.add_generation_prompt);
+  f.boolean("continue_final_message", out.continue_final_message);
+  if (!f.error && out.add_generation_prompt && out.continue_final_message)
+    f.fail("continue_final_message", "cannot be combined with add_generation_prompt; set add_generation_prompt to false");
+  return f.error;
+}
+
+std::optional<ApiError> parse_completion_request(const std::string& body, const SamplingDefaults& defaults,
+                                                 CompletionRequest& out) {
+  Json json;
+  if (auto error = parse_object(body, json)) return error;
+  Fields f(json, "");
+  parse_generation(f, json, defaults, out.generation);
+  const Json* prompt = f.get("prompt");
+  if (!f.error) {
+    if (!prompt) {
+      f.fail("prompt", "required: a string or a list of token ids");
+    } else if (prompt->is_string()) {
+      out.prompt = prompt->get<std::string>();
+    } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number()) {
+      std::vector<int32_t> ids;
+      for (const Json& id : *prompt) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+          return bad_request("prompt: expected a list of token ids (integers >= 0)", "prompt");
+        ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+      }
+      out.prompt = std::move(ids);
+    } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+      out.prompt = (*prompt)[0].get<std::string>();  // a batch of one text
+    } else {
+      f.fail("prompt", "expected a string or a list of token ids (batches of several prompts are not supported; send one request each)");
+    }
+  }
+  int64_t logprobs = -1;
+  if (f.get("logprobs")) f.integer("logprobs", logprobs, 0, kMaxLogprobs);
+  out.generation.sampling.logprobs = logprobs;
+  f.boolean("echo", out.echo);
+  if (!f.error && out.echo) f.fail("echo", "echo is not supported yet");
+  if (const Json* suffix = f.get("suffix"); suffix && !f.error) f.fail("suffix", "suffix is not supported");
+  return f.error;
+}
+
+}  // namespace ds::server

@@ -1,0 +1,161 @@
+// OpenAiService: request → prompt ids → engine submissions → Generation.
+#include "server/openai_service.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "output/reasoning_parser.h"
+#include "tokenizer/chat_template.h"
+#include "util/str_cat.h"
+
+namespace ds::server {
+namespace {
+
+int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+OpenAiService::OpenAiService(Engine& engine, ServedModel model, ServerMetrics& metrics)
+    : engine_(engine), model_(std::move(model)), metrics_(metrics), created_(unix_now()) {}
+
+std::string OpenAiService::models() const {
+  Json card{{"id", model_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "deltaserve"},
+            {"max_model_len", engine_.limits().max_model_len}};
+  return Json{{"object", "list"}, {"data", Json::array({card})}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::optional<ApiError> OpenAiService::check_model(const GenerationRequest& g) const {
+  if (!g.model.empty() && g.model != model_.name)
+    return bad_request(str_cat("model: the model \"", g.model, "\" does not exist; this server serves \"", model_.name, "\""), "model");
+  return std::nullopt;
+}
+
+std::variant<OpenAiService::Prompt, ApiError> OpenAiService::chat_prompt(const ChatCompletionRequest& r) const {
+  if (model_.chat_template.empty())
+    return bad_request("this model has no chat template (chat_template.jinja or tokenizer_config.json); use /v1/completions");
+  ChatRequest chat;
+  chat.messages = r.messages;
+  chat.tools = r.tools;
+  chat.template_kwargs = model_.default_template_kwargs;
+  for (const auto& [key, value] : r.template_kwargs.items()) chat.template_kwargs[key] = value;
+  chat.add_generation_prompt = r.add_generation_prompt;
+  auto rendered = apply_chat_template(model_.chat_template, model_.special_tokens, chat);
+  if (!rendered.ok()) return bad_request(str_cat("messages: the chat template failed: ", rendered.status().message()), "messages");
+  Prompt prompt{std::move(*rendered), {}};
+  if (r.continue_final_message) {  // HF: cut the rendering right after the final message's text
+    const Json& last = r.messages.back();
+    if (!last.contains("content") || !last["content"].is_string())
+      return bad_request("continue_final_message: the final message needs string content", "continue_final_message");
+    const std::string content = last["content"].get<std::string>();
+    const size_t at = prompt.text.rfind(content);
+    if (at == std::string::npos) return bad_request("continue_final_message: the template dropped the final message", "continue_final_message");
+    prompt.text.resize(at + content.size());
+  }
+  auto ids = model_.tokenizer->encode(prompt.text);
+  if (!ids.ok()) return bad_request(str_cat("messages: ", ids.status().message()), "messages");
+  prompt.ids = std::move(*ids);
+  return prompt;
+}
+
+std::variant<OpenAiService::Prompt, ApiError> OpenAiService::completion_prompt(const CompletionRequest& r) const {
+  Prompt prompt;
+  if (const auto* text = std::get_if<std::string>(&r.prompt)) {
+    auto ids = model_.tokenizer->encode(*text);
+    if (!ids.ok()) return bad_request(str_cat("prompt: ", ids.status().message()), "prompt");
+    prompt.text = *text;
+    prompt.ids = std::move(*ids);
+  } else {
+    prompt.ids = std::get<std::vector<int32_t>>(r.prompt);
+  }
+  if (prompt.ids.empty()) return bad_request("prompt: expected text that encodes to at least one token, found none", "prompt");
+  return prompt;
+}
+
+std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(GenerationRequest& g, const Prompt& prompt,
+                                                                         bool chat, ChoiceSettings settings,
+                                                                         const char* prompt_field) {
+  const auto arrival = std::chrono::steady_clock::now();
+  const int64_t limit = engine_.limits().max_model_len;
+  const auto prompt_len = static_cast<int64_t>(prompt.ids.size());
+  if (prompt_len >= limit || (g.max_tokens && prompt_len + *g.max_tokens > limit)) {
+    const std::string requested = g.max_tokens ? str_cat(prompt_len + *g.max_tokens, " tokens (", prompt_len, " in the ",
+                                                         prompt_field, ", ", *g.max_tokens, " for the completion)")
+                                               : str_cat(prompt_len, " tokens in the ", prompt_field);
+    return bad_request(str_cat("this model's maximum context length is ", limit, " tokens; the request needs ", requested,
+                               ". Shorten the ", prompt_field, " or lower max_tokens"),
+                       g.max_tokens && prompt_len < limit ? "max_tokens" : prompt_field);
+  }
+  g.sampling.max_tokens = g.max_tokens.value_or(limit - prompt_len);
+  settings.stop = g.stop;
+  settings.skip_special_tokens = g.skip_special_tokens;
+  settings.logprobs = g.sampling.logprobs >= 0;
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (int64_t i = 0; i < g.n; ++i) {
+    SamplingParams params = g.sampling;
+    if (params.seed) params.seed = *params.seed + static_cast<uint64_t>(i);  // n choices, n different draws
+    auto stream = engine_.submit(prompt.ids, params);
+    if (!stream.ok()) {
+      for (auto& s : streams) s->cancel();
+      const std::string message = stream.status().message();
+      if (message.rfind("overloaded", 0) == 0) return ApiError{429, str_cat("the server is overloaded: ", message, "; retry later"), ""};
+      return bad_request(message, message.find("token") != std::string::npos ? prompt_field : "");
+    }
+    streams.push_back(std::move(*stream));
+  }
+  GenerationPlan plan;
+  plan.who = ResponseIdentity{str_cat(chat ? "chatcmpl-" : "cmpl-", unix_now(), "-", next_id_.fetch_add(1)),
+                              unix_now(), model_.name, chat};
+  plan.prompt_tokens = prompt_len;
+  plan.stream = g.stream;
+  plan.include_usage = g.stream && g.include_usage;
+  plan.chat = chat;
+  plan.choice = std::move(settings);
+  plan.arrival = arrival;
+  return std::make_unique<Generation>(std::move(plan), std::move(streams), *model_.tokenizer, metrics_);
+}
+
+std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::chat(const std::string& body) {
+  ChatCompletionRequest request;
+  if (auto error = parse_chat_request(body, model_.defaults, request)) return *error;
+  if (auto error = check_model(request.generation)) return *error;
+  auto prompt = chat_prompt(request);
+  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+  const Prompt& p = std::get<Prompt>(prompt);
+  ChoiceSettings settings;
+  settings.reasoning = true;
+  settings.starts_in_reasoning = prompt_ends_in_open_think(p.text);
+  settings.parse_tool_calls = request.parse_tool_calls;
+  settings.tools = request.tools;
+  return start(request.generation, p, true, std::move(settings), "messages");
+}
+
+std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::completion(const std::string& body) {
+  CompletionRequest request;
+  if (auto error = parse_completion_request(body, model_.defaults, request)) return *error;
+  if (auto error = check_model(request.generation)) return *error;
+  auto prompt = completion_prompt(request);
+  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+  return start(request.generation, std::get<Prompt>(prompt), false, ChoiceSettings{}, "prompt");
+}
+
+std::variant<std::string, ApiError> OpenAiService::render_chat(const std::string& body) {
+  ChatCompletionRequest request;
+  if (auto error = parse_chat_request(body, model_.defaults, request)) return *error;
+  if (auto error = check_model(request.generation)) return *error;
+  auto prompt = chat_prompt(request);
+  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+  const Prompt& p = std::get<Prompt>(prompt);
+  return Json{{"prompt", p.text}, {"token_ids", p.ids}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::variant<std::string, ApiError> OpenAiService::render_completion(const std::string& body) {
+  CompletionRequest request;
+  if (auto error = parse_completion_request(body, model_.defaults, request)) return *error;
+  if (auto error = check_model(request.generation)) return *error;
+  auto prompt = completion_prompt(request);
+  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+  const Prompt& p = std::get<Prompt>(prompt);
+  return Json{{"prompt", p.text}, {"token_ids", p.ids}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace ds::server

@@ -1,0 +1,59 @@
+// OpenAiService: the OpenAI API over the engine, independent of HTTP — validates a body, renders the
+// chat template, tokenizes, checks the context limit, submits n choices and hands back a
+// Generation to run; or an ApiError before anything is sent. Also the render and models routes.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "engine/engine.h"
+#include "server/api_error.h"
+#include "server/generation.h"
+#include "server/metrics.h"
+#include "server/openai_request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ds::server {
+
+struct ServedModel {
+  std::string name;                                 // what /v1/models lists and requests must name
+  const Tokenizer* tokenizer = nullptr;
+  std::string chat_template;                        // source; empty: /v1/chat/completions answers 400
+  nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
+  nlohmann::ordered_json default_template_kwargs = nlohmann::ordered_json::object();  // --default-template-kwargs
+  SamplingDefaults defaults;                        // generation_config.json
+};
+
+class OpenAiService {
+ public:
+  OpenAiService(Engine& engine, ServedModel model, ServerMetrics& metrics);
+
+  std::variant<std::unique_ptr<Generation>, ApiError> chat(const std::string& body);
+  std::variant<std::unique_ptr<Generation>, ApiError> completion(const std::string& body);
+  // vLLM's /v1/chat/completions/render and /v1/completions/render: the prompt and its token ids.
+  std::variant<std::string, ApiError> render_chat(const std::string& body);
+  std::variant<std::string, ApiError> render_completion(const std::string& body);
+  std::string models() const;
+  const ServedModel& model() const { return model_; }
+
+ private:
+  struct Prompt {
+    std::string text;             // rendered chat prompt (empty for token-id completions)
+    std::vector<int32_t> ids;
+  };
+  std::variant<Prompt, ApiError> chat_prompt(const ChatCompletionRequest& request) const;
+  std::variant<Prompt, ApiError> completion_prompt(const CompletionRequest& request) const;
+  std::optional<ApiError> check_model(const GenerationRequest& g) const;
+  std::variant<std::unique_ptr<Generation>, ApiError> start(GenerationRequest& g, const Prompt& prompt, bool chat,
+                                                            ChoiceSettings settings, const char* prompt_field);
+
+  Engine& engine_;
+  ServedModel model_;
+  ServerMetrics& metrics_;
+  std::atomic<uint64_t> next_id_{0};
+  int64_t created_ = 0;  // server start time: /v1/models' "created"
+};
+
+}  // namespace ds::server
