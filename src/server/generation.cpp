@@ -128,8 +128,14 @@ void Generation::run(ResponseWriter& writer) {
       last_write = Clock::now();
     }
   }
-  if (client_gone) {
+  if (client_gone) {  // nobody reads the rest: cancel, and count the unfinished choices as aborted
     cancel_all();
+    for (Choice& c : choices_)
+      if (c.finish_reason.empty()) {
+        c.finish_reason = "abort";
+        metrics_.count_finished("abort");
+        metrics_.observe_e2e(seconds(Clock::now() - plan_.arrival));
+      }
     return;
   }
   if (plan_.stream) {
