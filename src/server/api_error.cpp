@@ -17,9 +17,9 @@ const char* ApiError::type() const {
 }
 
 std::string ApiError::body() const {
-  nlohmann::json error = {{"message", message}, {"type", type()}, {"param", nullptr}, {"code", status}};
+  nlohmann::ordered_json error = {{"message", message}, {"type", type()}, {"param", nullptr}, {"code", status}};
   if (!param.empty()) error["param"] = param;
-  return nlohmann::json{{"error", error}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::ordered_json{{"error", error}}.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace ds::server

@@ -1,0 +1,129 @@
+// OpenAI request parsing on real-world bodies (tests/server/bodies: OpenAI reference examples and
+// what clients such as the openai package, LangChain and vLLM's own tools send), and errors that
+// name the field; the /metrics text with vLLM's names.
+#include "server/openai_request.h"
+
+#include <gtest/gtest.h>
+
+#include "server/metrics.h"
+#include "test_util.h"
+
+namespace ds::server {
+namespace {
+
+std::string body(const std::string& name) { return test::read_file(std::string(DS_SERVER_BODIES_DIR) + "/" + name + ".json"); }
+
+TEST(OpenAiRequest, RealWorldChatBodies) {
+  const SamplingDefaults defaults{0.6f, 0.95f, 0.0f, 1.0f, 20};
+  ChatCompletionRequest r;
+  ASSERT_FALSE(parse_chat_request(body("chat_basic"), defaults, r));
+  EXPECT_EQ(r.messages[0]["role"], "system");  // developer → system
+  EXPECT_FLOAT_EQ(r.generation.sampling.temperature, 0.6f);  // generation_config default
+  EXPECT_EQ(r.generation.sampling.top_k, 20);
+  EXPECT_FALSE(r.generation.max_tokens.has_value());
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_stream_usage"), defaults, r));
+  EXPECT_TRUE(r.generation.stream && r.generation.include_usage);
+  EXPECT_EQ(*r.generation.max_tokens, 256);
+  EXPECT_FLOAT_EQ(r.generation.sampling.top_p, 0.8f);
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_tools"), defaults, r));
+  EXPECT_TRUE(r.parse_tool_calls);
+  EXPECT_EQ(r.tools.size(), 1u);
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_tool_history"), defaults, r));
+  EXPECT_TRUE(r.messages[1]["tool_calls"][0]["function"]["arguments"].is_object());  // parsed for the template
+  EXPECT_EQ(r.messages[1]["tool_calls"][0]["function"]["arguments"]["days"], 2);
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_parts_logprobs"), defaults, r));
+  EXPECT_EQ(r.generation.sampling.logprobs, 3);
+  EXPECT_EQ(r.generation.n, 2);
+  EXPECT_EQ(*r.generation.sampling.seed, 42u);
+  EXPECT_EQ(r.generation.stop, (std::vector<std::string>{"\n\n", "END"}));
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_vllm_extras"), defaults, r));
+  EXPECT_EQ(r.template_kwargs["enable_thinking"], false);
+  EXPECT_FLOAT_EQ(r.generation.sampling.min_p, 0.05f);
+  EXPECT_EQ(r.generation.sampling.stop_token_ids, (std::vector<int32_t>{248046}));
+  EXPECT_EQ(*r.generation.max_tokens, 100);
+
+  r = {};
+  ASSERT_FALSE(parse_chat_request(body("chat_continue"), defaults, r));
+  EXPECT_TRUE(r.continue_final_message);
+  EXPECT_FALSE(r.add_generation_prompt);
+}
+
+TEST(OpenAiRequest, RefusalsNameTheField) {
+  ChatCompletionRequest r;
+  auto error = parse_chat_request(body("chat_image"), {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "messages");
+  EXPECT_NE(error->message.find("images and video are not supported yet"), std::string::npos);
+  error = parse_chat_request(body("chat_response_format"), {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "response_format");
+  error = parse_chat_request(body("bad_types"), {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "temperature");
+  EXPECT_NE(error->message.find("expected a number, found a string"), std::string::npos);
+  for (const auto& [json, param] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"messages": [{"role": "user", "content": "x"}], "top_p": 0})", "top_p"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "n": 17})", "n"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "stop": ""})", "stop"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "seed": "1"})", "seed"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": 1}})", "stream_options.include_usage"},
+           {R"({"messages": []})", "messages"},
+           {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{"}}]}]})", "messages"},
+       }) {
+    ChatCompletionRequest request;
+    auto e = parse_chat_request(json, {}, request);
+    ASSERT_TRUE(e) << json;
+    EXPECT_EQ(e->param, param) << json << " → " << e->message;
+    EXPECT_EQ(e->status, 400);
+  }
+}
+
+TEST(OpenAiRequest, Completions) {
+  CompletionRequest r;
+  ASSERT_FALSE(parse_completion_request(body("completion_text"), {}, r));
+  EXPECT_EQ(std::get<std::string>(r.prompt), "Say this is a test");
+  EXPECT_EQ(r.generation.sampling.logprobs, 2);
+  EXPECT_FLOAT_EQ(r.generation.sampling.temperature, 0.0f);
+  r = {};
+  ASSERT_FALSE(parse_completion_request(body("completion_ids"), {}, r));
+  EXPECT_EQ(std::get<std::vector<int32_t>>(r.prompt).size(), 4u);
+  EXPECT_TRUE(r.generation.sampling.ignore_eos);
+  r = {};
+  auto error = parse_completion_request(body("completion_batch"), {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "prompt");
+  EXPECT_EQ((ApiError{429, "busy", ""}).type(), std::string("rate_limit_error"));
+  EXPECT_EQ(bad_request("x", "top_p").body(), R"({"error":{"message":"x","type":"invalid_request_error","param":"top_p","code":400}})");
+}
+
+TEST(ServerMetrics, VllmNames) {
+  ServerMetrics metrics("m");
+  metrics.observe_ttft(0.3);
+  metrics.count_finished("stop");
+  EngineCounters counters;
+  counters.running = 2;
+  counters.num_blocks = 100;
+  counters.blocks_used = 25;
+  const std::string text = metrics.render(counters, 16);
+  for (const char* needle : {"vllm:num_requests_running{model_name=\"m\"} 2", "vllm:num_requests_waiting{model_name=\"m\"} 0",
+                             "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.25", "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.25",
+                             "vllm:cache_config_info{model_name=\"m\",block_size=\"16\",num_gpu_blocks=\"100\"",
+                             "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1",
+                             "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 1",
+                             "vllm:request_success_total{model_name=\"m\",finished_reason=\"stop\"} 1",
+                             "vllm:inter_token_latency_seconds_bucket", "vllm:prompt_tokens_total", "process_resident_memory_bytes "})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle;
+}
+
+}  // namespace
+}  // namespace ds::server
