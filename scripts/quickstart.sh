@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The main job: install build dependencies, build deltaserve (Release), create the default model on
-# first run, and run it. Safe to run again: every step skips what is already done.
-# Usage: scripts/quickstart.sh [--model DIR]   (default: a random-weight Qwen3.5-0.8B shape in models/)
+# first run, check it generates, and serve it: the OpenAI-compatible API on http://127.0.0.1:8000/v1
+# until Ctrl-C. Safe to run again: every step skips what is already done.
+# Usage: scripts/quickstart.sh [--model DIR] [-- SERVE_OPTIONS...]
+#   (default model: a random-weight Qwen3.5-0.8B shape in models/; e.g. -- --port 9000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 model=""
-if [ "${1:-}" = "--model" ]; then model=${2:?--model needs a directory}; fi
+if [ "${1:-}" = "--model" ]; then model=${2:?--model needs a directory}; shift 2; fi
+if [ "${1:-}" = "--" ]; then shift; fi
 
 scripts/install_deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDELTASERVE_TESTS=OFF >/dev/null
@@ -21,11 +24,16 @@ if [ -z "$model" ]; then
   fi
 fi
 
-# The main job: a greedy continuation of a prompt. The log lines say what was loaded and how fast it
-# ran. With a real checkpoint (--model) the continuation is printed as text; the random default model
-# mostly picks ids that the project's vocabulary leaves unused (they decode to nothing), so it prints ids.
+# A smoke test first: a greedy continuation of a prompt (the log lines say what was loaded and how
+# fast it ran). The random default model mostly picks ids that the project's vocabulary leaves
+# unused (they decode to nothing), so it prints ids; a real checkpoint prints text.
 if [ "$model" = models/qwen3.5-0.8b-random ]; then
-  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 16 --ids
+  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 8 --ids
 else
-  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 32
+  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 16
 fi
+
+# The main job: serve it (docs/server.md). Try, from another terminal:
+#   curl http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' \
+#     -d '{"messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 32}'
+exec "$bin" serve --model "$model" --served-model-name "$(basename "$model")" "$@"

@@ -158,7 +158,9 @@ std::string Generation::final_body() const {
     completion += c.output.tokens();
     Json choice{{"index", i}};
     if (plan_.chat) {
-      Json message{{"role", "assistant"}, {"content", c.content.empty() && !c.tool_calls.empty() ? Json(nullptr) : Json(c.content)}};
+      // With tool calls, the newlines the format leaves around them are not content.
+      const bool blank = c.content.find_first_not_of(" \n\r\t") == std::string::npos;
+      Json message{{"role", "assistant"}, {"content", blank && !c.tool_calls.empty() ? Json(nullptr) : Json(c.content)}};
       if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;
       if (!c.tool_calls.empty()) message["tool_calls"] = tool_calls_json(c.tool_calls, false);
       choice["message"] = message;
