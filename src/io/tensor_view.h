@@ -23,6 +23,9 @@ struct TensorView {
   // row, and repacked into the panel layout of kernels/int8_panels.h (values and their scales
   // interleaved, so a thread streams one sequential range); `data` / `nbytes` cover the packed bytes.
   int64_t scale_group = 0;  // kInt8ScaleGroup for weights the kernels run
+  // 1: the matmul quantises activations to int8; 2: to 16 bits (kernels/int8_activations.h), for
+  // weights whose outputs feed a long recurrence, where int8 activations cost too much accuracy.
+  int64_t activation_planes = 1;
 
   uint64_t numel() const {
     uint64_t count = 1;

@@ -8,6 +8,8 @@
 // The int8 matmul then computes, per output and per group g in order,
 //   acc = fma(float(Σ_i q_w · q_x), scale_w · scale_x, acc)          (acc starts at +0)
 // where the integer dot is exact (|Σ| ≤ 127 · 127 · 32 < 2^24, so float() is exact too).
+//
+
 #pragma once
 
 #include <algorithm>
@@ -18,33 +20,54 @@
 
 namespace ds {
 
-// One call's quantised activations, rows `stride` bytes apart (groups · 32, the tail group padded with
-// zeros). `offset_sum` = −128 · Σ q over a group: `vpdpbusd` multiplies the weights stored as q + 128,
-// which adds 128 · Σ q_x per group; starting the integer sum at −128 · Σ q_x removes it exactly.
+// Weights whose outputs feed a long recurrence (the Gated DeltaNet projections) can ask for 16-bit
+// activations instead (TensorView::activation_planes = 2): q16 = round(x · (32639 / amax)), scale =
+// amax / 32639, split exactly into two signed-byte planes q16 = 256 · hi + lo (hi = (q16 + 128) >> 8,
+// lo in [−128, 127]; 32639 = 127 · 257 keeps |hi| ≤ 127), so the same `vpdpbusd` kernel runs twice
+// and combines 256 · dot(hi) + dot(lo) = Σ q_w · q16 exactly in int32 (|Σ| < 2^28; float() of it then
+// rounds to nearest, the same in every version). Twice the multiply work, 1/256 of the rounding error.
+inline constexpr float kInt8Levels = 127.0f, kInt16Levels = 32639.0f;
+
+// One call's quantised activations, rows `planes · groups · 32` bytes apart: plane 0 holds q (or hi),
+// plane 1 lo; groups padded with zeros past k. `offset_sum` = −128 · Σ q over a group and plane:
+// `vpdpbusd` multiplies the weights stored as q + 128, which adds 128 · Σ q_x per group; starting the
+// integer sum at −128 · Σ q_x removes it exactly.
 struct Int8Activations {
-  int8_t* q = nullptr;           // [m, groups · 32]
-  float* scales = nullptr;       // [m, groups]
-  int32_t* offset_sum = nullptr;  // [m, groups]
+  int8_t* q = nullptr;            // [m, planes, groups · 32]
+  float* scales = nullptr;        // [m, groups]
+  int32_t* offset_sum = nullptr;  // [m, planes, groups]
   int64_t groups = 0;
+  int64_t planes = 1;             // 1: int8 activations; 2: 16-bit ones as hi / lo bytes
 };
 
 // Scalar definition (the reference; the ISA versions must match it bit for bit): quantises row `r`
 // (x [k]) into `a`.
 inline void quantize_activation_row_scalar(const float* x, int64_t k, int64_t r, const Int8Activations& a) {
-  int8_t* q = a.q + r * a.groups * kInt8ScaleGroup;
+  const int64_t stride = a.groups * kInt8ScaleGroup;
+  int8_t* q = a.q + r * a.planes * stride;
+  const float levels = a.planes == 2 ? kInt16Levels : kInt8Levels;
   for (int64_t g = 0; g < a.groups; ++g) {
     const int64_t first = g * kInt8ScaleGroup, count = std::min<int64_t>(kInt8ScaleGroup, k - first);
     float amax = 0.0f;
     for (int64_t i = 0; i < count; ++i) amax = std::max(amax, std::fabs(x[first + i]));
-    const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
-    int32_t sum = 0;
+    const float inverse = amax > 0.0f ? levels / amax : 0.0f;
+    int32_t sum_hi = 0, sum_lo = 0;
     for (int64_t i = 0; i < kInt8ScaleGroup; ++i) {
       const auto value = i < count ? static_cast<int32_t>(std::nearbyint(x[first + i] * inverse)) : 0;
-      q[first + i] = static_cast<int8_t>(value);
-      sum += value;
+      if (a.planes == 1) {
+        q[first + i] = static_cast<int8_t>(value);
+        sum_hi += value;
+      } else {
+        const int32_t hi = (value + 128) >> 8, lo = value - 256 * hi;
+        q[first + i] = static_cast<int8_t>(hi);
+        q[stride + first + i] = static_cast<int8_t>(lo);
+        sum_hi += hi;
+        sum_lo += lo;
+      }
     }
-    a.scales[r * a.groups + g] = amax / 127.0f;
-    a.offset_sum[r * a.groups + g] = -128 * sum;
+    a.scales[r * a.groups + g] = amax / levels;
+    a.offset_sum[(r * a.planes) * a.groups + g] = -128 * sum_hi;
+    if (a.planes == 2) a.offset_sum[(r * a.planes + 1) * a.groups + g] = -128 * sum_lo;
   }
 }
 

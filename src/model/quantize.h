@@ -4,7 +4,9 @@
 // kernels stream (kernels/int8_panels.h: 32 rows interleaved by 4 inputs, each group's scales beside
 // its values; 1,152 bytes per 32 rows × 32 inputs), in memory the model owns; the source pages of
 // the mmapped checkpoint are then released, so the resident set holds the int8 copy only. Embeddings
-// stay as stored (one row is read per token).
+// stay as stored (one row is read per token). The matmuls quantise their activations too: to int8,
+// or to 16 bits for the Gated DeltaNet's in_proj_qkv, in_proj_z and out_proj (TensorView::
+// activation_planes; accuracy figures in docs/numerics.md).
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@ struct Weights {
 
 // Int8: random codes and scales packed into the panel layout (64-byte aligned, padding as the loader
 // writes it). Odd n and k leave partial panels and groups.
-Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed) {
+Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed, int64_t activation_planes = 1) {
   Weights w;
   const int64_t bytes = int8_packed_bytes(n, k), groups = int8_groups(k);
   w.bytes.resize(static_cast<size_t>(bytes + 64));
@@ -39,6 +39,7 @@ Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed) {
     int8_pack_row(data, k, r, q.data(), scales.data());
   }
   w.view = TensorView{"w", DType::I8, {n, k}, data, static_cast<uint64_t>(bytes), kInt8ScaleGroup};
+  w.view.activation_planes = activation_planes;
   return w;
 }
 
@@ -120,67 +121,77 @@ TEST(CpuMatmul, RowResultsIndependentOfBatchAndThreads) {
   }
 }
 
-// Int8 × int8: every ISA computes exactly the reference's sequence (exact integer dots, one fma per
-// group in order), so the results are equal bit for bit, tails of panels and groups included.
+// Int8 × int8 (8- and 16-bit activations): every ISA computes exactly the reference's sequence
+// (exact integer dots, one fma per group in order), so the results are equal bit for bit, tails of
+// panels and groups included.
 TEST(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizesForEveryIsa) {
   RefBackend ref;
   for (Isa isa : available_isas()) {
     CpuBackend cpu(isa, 2);
-    for (int64_t m : {1, 2, 5, 7, 13, 67})
-      for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
-        for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
-          const Weights w = make_int8_weights(n, k, 1000 * k + n);
-          auto x = make_input(m, k, m);
-          if (k >= 33) std::fill(x.begin() + 32, x.begin() + 64 < x.end() ? x.begin() + 64 : x.end(), 0.0f);  // a zero group
-          std::vector<float> expected(m * n), actual(m * n);
-          for (bool fast : {false, true}) {
-            ref.matmul(x.data(), m, w.view, expected.data(), fast);
-            cpu.matmul(x.data(), m, w.view, actual.data(), fast);
-            ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
-                << isa_name(isa) << " m=" << m << " k=" << k << " n=" << n;
+    for (int64_t planes : {1, 2})
+      for (int64_t m : {1, 2, 4, 5, 7, 13, 67})
+        for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
+          for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
+            const Weights w = make_int8_weights(n, k, 1000 * k + n, planes);
+            auto x = make_input(m, k, m);
+            if (k >= 33)
+              std::fill(x.begin() + 32, x.begin() + 64 < x.end() ? x.begin() + 64 : x.end(), 0.0f);  // a zero group
+            std::vector<float> expected(m * n), actual(m * n);
+            for (bool fast : {false, true}) {
+              ref.matmul(x.data(), m, w.view, expected.data(), fast);
+              cpu.matmul(x.data(), m, w.view, actual.data(), fast);
+              ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
+                  << isa_name(isa) << " planes=" << planes << " m=" << m << " k=" << k << " n=" << n;
+            }
           }
-        }
   }
 }
 
 // The int8 result approximates the fp32 product of the dequantised weights within the activation
-// rounding: |error| ≤ Σ_g scale_x,g / 2 · Σ_i |w_i| per output (plus fp32 rounding).
+// rounding: |error| ≤ Σ_g scale_x,g / 2 · Σ_i |w_i| per output (plus fp32 rounding), with scale_x =
+// amax / 127 for int8 activations and amax / 32639 for 16-bit ones.
 TEST(CpuMatmulInt8, CloseToTheDequantisedProduct) {
-  const int64_t m = 3, k = 259, n = 33;
-  const Weights w = make_int8_weights(n, k, 7);
-  const auto x = make_input(m, k, 8);
-  std::vector<float> y(m * n), row(k);
-  RefBackend ref;
-  ref.matmul(x.data(), m, w.view, y.data(), false);
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < n; ++c) {
-      double exact = 0, bound = 1e-5;
-      for (int64_t g = 0; g < int8_groups(k); ++g) {
-        float amax = 0;
-        for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) amax = std::max(amax, std::fabs(x[r * k + i]));
-        for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) {
-          const double wi = weight_at(w.view, c * k + i);
-          exact += wi * x[r * k + i];
-          bound += std::fabs(wi) * amax / 127.0 * 0.5 * 1.0001;
+  for (int64_t planes : {1, 2}) {
+    const int64_t m = 3, k = 259, n = 33;
+    const double levels = planes == 2 ? 32639.0 : 127.0;
+    const Weights w = make_int8_weights(n, k, 7, planes);
+    const auto x = make_input(m, k, 8);
+    std::vector<float> y(m * n), row(k);
+    RefBackend ref;
+    ref.matmul(x.data(), m, w.view, y.data(), false);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double exact = 0, bound = 1e-5;
+        for (int64_t g = 0; g < int8_groups(k); ++g) {
+          float amax = 0;
+          for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i)
+            amax = std::max(amax, std::fabs(x[r * k + i]));
+          for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) {
+            const double wi = weight_at(w.view, c * k + i);
+            exact += wi * x[r * k + i];
+            bound += std::fabs(wi) * amax / levels * 0.5 * 1.0001;
+          }
         }
+        ASSERT_NEAR(y[r * n + c], exact, bound) << "planes " << planes << " " << r << " " << c;
       }
-      ASSERT_NEAR(y[r * n + c], exact, bound) << r << " " << c;
-    }
+  }
 }
 
 TEST(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
   for (Isa isa : available_isas()) {
-    const int64_t k = 1000, n = 301;
-    const Weights w = make_int8_weights(n, k, 5);
-    const auto x = make_input(70, k, 6);
-    std::vector<float> batch(70 * n), single(n);
-    CpuBackend two(isa, 2), one(isa, 1);
-    two.matmul(x.data(), 70, w.view, batch.data(), true);
-    for (int64_t r : {0, 3, 4, 5, 6, 63, 64, 69}) {
-      for (CpuBackend* backend : {&one, &two}) {
-        backend->matmul(x.data() + r * k, 1, w.view, single.data(), true);
-        ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
-            << isa_name(isa) << " row " << r << " threads " << backend->threads();
+    for (int64_t planes : {1, 2}) {
+      const int64_t k = 1000, n = 301;
+      const Weights w = make_int8_weights(n, k, 5, planes);
+      const auto x = make_input(70, k, 6);
+      std::vector<float> batch(70 * n), single(n);
+      CpuBackend two(isa, 2), one(isa, 1);
+      two.matmul(x.data(), 70, w.view, batch.data(), true);
+      for (int64_t r : {0, 3, 4, 5, 6, 63, 64, 69}) {
+        for (CpuBackend* backend : {&one, &two}) {
+          backend->matmul(x.data() + r * k, 1, w.view, single.data(), true);
+          ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
+              << isa_name(isa) << " planes " << planes << " row " << r << " threads " << backend->threads();
+        }
       }
     }
   }

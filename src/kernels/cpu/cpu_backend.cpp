@@ -6,6 +6,7 @@
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "kernels/int8_panels.h"
+#include "util/check.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
 
@@ -54,13 +55,15 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
 constexpr int64_t kParallelFloats = 1 << 14;
 
 void CpuBackend::matmul_int8(const float* x, int64_t m, const TensorView& w, float* y) {
-  const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k);
-  if (int8_input_.size() < static_cast<size_t>(m * groups * kInt8ScaleGroup)) {
-    int8_input_.resize(static_cast<size_t>(m * groups * kInt8ScaleGroup));
-    int8_scales_.resize(static_cast<size_t>(m * groups));
-    int8_offsets_.resize(static_cast<size_t>(m * groups));
-  }
-  const Int8Activations a{int8_input_.data(), int8_scales_.data(), int8_offsets_.data(), groups};
+  const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k), planes = w.activation_planes;
+  DS_CHECK(planes == 1 || planes == 2, "activation planes ", planes, " of ", w.name);
+  auto grow = [](auto& buffer, int64_t size) {
+    if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
+  };
+  grow(int8_input_, m * planes * groups * kInt8ScaleGroup);
+  grow(int8_scales_, m * groups);
+  grow(int8_offsets_, m * planes * groups);
+  const Int8Activations a{int8_input_.data(), int8_scales_.data(), int8_offsets_.data(), groups, planes};
   auto quantize = vnni_ ? kernels::quantize_activations_avx512 : kernels::quantize_activations_avx2;
   auto kernel = vnni_ ? kernels::matmul_int8_avx512 : kernels::matmul_int8_avx2;
   // Rows are quantised independently, so splitting them over threads changes no bit.

@@ -63,9 +63,9 @@ class CpuBackend final : public Backend {
   std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
   std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
   bool vnni_;                          // int8 on AVX-512 VNNI (else the AVX2 int8 kernel)
-  std::vector<int8_t> int8_input_;     // [m, groups · 32] quantised activations
+  std::vector<int8_t> int8_input_;     // [m, planes, groups · 32] quantised activations
   std::vector<float> int8_scales_;     // [m, groups]
-  std::vector<int32_t> int8_offsets_;  // [m, groups] −128 · Σ q per group
+  std::vector<int32_t> int8_offsets_;  // [m, planes, groups] −128 · Σ q per group
   std::vector<DeltaScratch> delta_scratch_;          // one per thread
   std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps
 };

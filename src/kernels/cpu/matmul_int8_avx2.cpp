@@ -15,10 +15,10 @@
 namespace ds::kernels {
 namespace {
 
-// y[panel rows] of one token (`rows` valid outputs, ≤ 32): 8 int32 + 4 fp32 accumulators.
+// y[panel rows] of one token (`rows` valid outputs, ≤ 32).
 void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, float* y, int64_t rows) {
-  const int64_t groups = a.groups;
-  const int8_t* x = a.q + r * groups * kInt8ScaleGroup;
+  const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup;
+  const int8_t* x = a.q + r * a.planes * plane_stride;
   // Lanes of a 4-output slice after vpmaddwd hold pair sums [o0, o0, o1, o1 | o2, o2, o3, o3]; two
   // slices through vphaddd give [o0 o1 o4 o5 | o2 o3 o6 o7], put back in order by this permutation.
   const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
@@ -26,27 +26,34 @@ void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, floa
   for (__m256& v : acc) v = _mm256_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     const std::byte* block = panel + g * kInt8GroupBytes;
-    __m256i pair[8];  // [slice of 8 outputs][low / high 4 outputs]
-    for (__m256i& v : pair) v = _mm256_setzero_si256();
-    for (int j = 0; j < 8; ++j) {
-      int32_t quad;
-      __builtin_memcpy(&quad, x + g * kInt8ScaleGroup + 4 * j, 4);
-      const __m256i xq = _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(quad)));  // 4 × int16, ×4
+    __m256i dot[4];  // [slice of 8 outputs]: Σ over planes of dot · 256^(planes − 1 − p)
+    for (__m256i& v : dot) v = _mm256_setzero_si256();
+    for (int64_t p = 0; p < a.planes; ++p) {
+      __m256i pair[8];  // [slice][low / high 4 outputs]
+      for (__m256i& v : pair) v = _mm256_setzero_si256();
+      for (int j = 0; j < 8; ++j) {
+        int32_t quad;
+        __builtin_memcpy(&quad, x + p * plane_stride + g * kInt8ScaleGroup + 4 * j, 4);
+        const __m256i xq = _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(quad)));  // 4 × int16, ×4
+        for (int s = 0; s < 4; ++s) {
+          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(block + j * kInt8QuadBytes + 32 * s));
+          const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(wv));
+          const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(wv, 1));
+          pair[2 * s] = _mm256_add_epi32(pair[2 * s], _mm256_madd_epi16(lo, xq));
+          pair[2 * s + 1] = _mm256_add_epi32(pair[2 * s + 1], _mm256_madd_epi16(hi, xq));
+        }
+      }
+      const __m256i offset = _mm256_set1_epi32(a.offset_sum[(r * a.planes + p) * groups + g]);
       for (int s = 0; s < 4; ++s) {
-        const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(block + j * kInt8QuadBytes + 32 * s));
-        const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(wv));
-        const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(wv, 1));
-        pair[2 * s] = _mm256_add_epi32(pair[2 * s], _mm256_madd_epi16(lo, xq));
-        pair[2 * s + 1] = _mm256_add_epi32(pair[2 * s + 1], _mm256_madd_epi16(hi, xq));
+        const __m256i plane = _mm256_add_epi32(
+            _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(pair[2 * s], pair[2 * s + 1]), order), offset);
+        dot[s] = _mm256_add_epi32(_mm256_slli_epi32(dot[s], 8), plane);  // 256 · hi + lo
       }
     }
-    const __m256i offset = _mm256_set1_epi32(a.offset_sum[r * groups + g]);
     const __m256 sx = _mm256_set1_ps(a.scales[r * groups + g]);
     for (int s = 0; s < 4; ++s) {
-      const __m256i dot = _mm256_add_epi32(
-          _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(pair[2 * s], pair[2 * s + 1]), order), offset);
       const __m256 sw = _mm256_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset + 32 * s));
-      acc[s] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sw, sx), acc[s]);
+      acc[s] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[s]), _mm256_mul_ps(sw, sx), acc[s]);
     }
   }
   if (rows == kInt8PanelRows) {
@@ -61,7 +68,8 @@ void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, floa
 }  // namespace
 
 void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a) {
-  const int64_t x_stride = a.groups * kInt8ScaleGroup;
+  const int64_t plane_stride = a.groups * kInt8ScaleGroup;
+  const float levels = a.planes == 2 ? kInt16Levels : kInt8Levels;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int64_t r = r_begin; r < r_end; ++r) {
     const float* row = x + r * k;
@@ -74,22 +82,29 @@ void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, max);
       const float amax = *std::max_element(lanes, lanes + 8);
-      const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
+      const float inverse = amax > 0.0f ? levels / amax : 0.0f;
       alignas(32) int32_t q[kInt8ScaleGroup];
-      __m256i sum = _mm256_setzero_si256();
-      for (int i = 0; i < kInt8ScaleGroup; i += 8) {  // round to nearest even, as std::nearbyint
-        const __m256i qi = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(v + i), _mm256_set1_ps(inverse)));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(q + i), qi);
-        sum = _mm256_add_epi32(sum, qi);
+      for (int i = 0; i < kInt8ScaleGroup; i += 8)  // round to nearest even, as std::nearbyint
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q + i),
+                           _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(v + i), _mm256_set1_ps(inverse))));
+      int8_t* out = a.q + r * a.planes * plane_stride + first;
+      int32_t* offsets = a.offset_sum + r * a.planes * a.groups + g;
+      int32_t sum_hi = 0, sum_lo = 0;
+      for (int i = 0; i < kInt8ScaleGroup; ++i) {  // integer work: any order gives the same bits
+        if (a.planes == 1) {
+          out[i] = static_cast<int8_t>(q[i]);
+          sum_hi += q[i];
+        } else {
+          const int32_t hi = (q[i] + 128) >> 8, lo = q[i] - 256 * hi;
+          out[i] = static_cast<int8_t>(hi);
+          out[plane_stride + i] = static_cast<int8_t>(lo);
+          sum_hi += hi;
+          sum_lo += lo;
+        }
       }
-      int8_t* out = a.q + r * x_stride + first;
-      for (int i = 0; i < kInt8ScaleGroup; ++i) out[i] = static_cast<int8_t>(q[i]);
-      alignas(32) int32_t sums[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sums), sum);
-      int32_t total = 0;
-      for (int32_t s : sums) total += s;
-      a.scales[r * a.groups + g] = amax / 127.0f;
-      a.offset_sum[r * a.groups + g] = -128 * total;
+      offsets[0] = -128 * sum_hi;
+      if (a.planes == 2) offsets[a.groups] = -128 * sum_lo;
+      a.scales[r * a.groups + g] = amax / levels;
     }
   }
 }
@@ -97,6 +112,7 @@ void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64
 void matmul_int8_avx2(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                       float* y) {
   DS_CHECK(w.dtype == DType::I8 && w.scale_group == kInt8ScaleGroup, "int8 kernel on ", w.name);
+  DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const int64_t first_col = p * kInt8PanelRows, rows = std::min(kInt8PanelRows, n - first_col);

@@ -7,7 +7,8 @@
 // there are no horizontal sums. Per group: 8 `vpdpbusd` per 16 outputs into an int32 accumulator that
 // starts at −128 · Σ q_x (undoing the +128 of the stored weights), then one fp32
 // fma(float(dot), scale_w · scale_x, acc). That per-output sequence is the same for every tile
-// shape, batch size and thread split, and the reference's (bit-identical, tested).
+// shape, batch size and thread split, and the reference's (bit-identical, tested). Weights that ask
+// for 16-bit activations run it on two byte planes (hi, lo) and combine 256 · hi + lo in int32.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,39 +20,46 @@
 namespace ds::kernels {
 namespace {
 
-// Up to kTileRows tokens × one 32-row panel: 2·R int32 + 2·R fp32 accumulators, 2 weight vectors and
-// the broadcasts stay in the 32 zmm registers.
+// Up to kTileRows tokens × one 32-row panel: 2·R·P int32 + 2·R fp32 accumulators, 2 weight vectors
+// and the broadcasts stay in the 32 zmm registers (P = activation planes: R ≤ 6 for 1, ≤ 3 for 2).
 constexpr int kTileRows = 6;
 
 // y[r, panel rows] for tokens r0 .. r0 + R − 1 (rows `ldy` floats apart); `rows` valid outputs (≤ 32).
-template <int R>
+template <int R, int P>
 void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y, int64_t ldy, int64_t rows) {
-  const int64_t groups = a.groups, x_stride = groups * kInt8ScaleGroup;
+  const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup, x_stride = P * plane_stride;
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   const int8_t* x = a.q + r0 * x_stride;
   for (int64_t g = 0; g < groups; ++g) {
     const std::byte* block = panel + g * kInt8GroupBytes;
-    __m512i dot[R][2];
-    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm512_set1_epi32(a.offset_sum[(r0 + r) * groups + g]);
+    __m512i dot[R][P][2];
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < P; ++p)
+        dot[r][p][0] = dot[r][p][1] = _mm512_set1_epi32(a.offset_sum[((r0 + r) * P + p) * groups + g]);
     const int8_t* xg = x + g * kInt8ScaleGroup;
     for (int j = 0; j < 8; ++j) {
       const __m512i w0 = _mm512_load_si512(block + j * kInt8QuadBytes);
       const __m512i w1 = _mm512_load_si512(block + j * kInt8QuadBytes + 64);
-      for (int r = 0; r < R; ++r) {
-        int32_t quad;
-        __builtin_memcpy(&quad, xg + r * x_stride + 4 * j, 4);
-        const __m512i xb = _mm512_set1_epi32(quad);
-        dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], w0, xb);
-        dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], w1, xb);
-      }
+      for (int r = 0; r < R; ++r)
+        for (int p = 0; p < P; ++p) {
+          int32_t quad;
+          __builtin_memcpy(&quad, xg + r * x_stride + p * plane_stride + 4 * j, 4);
+          const __m512i xb = _mm512_set1_epi32(quad);
+          dot[r][p][0] = _mm512_dpbusd_epi32(dot[r][p][0], w0, xb);
+          dot[r][p][1] = _mm512_dpbusd_epi32(dot[r][p][1], w1, xb);
+        }
+    }
+    if constexpr (P == 2) {  // 256 · dot(hi) + dot(lo): exact in int32
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 2; ++c) dot[r][0][c] = _mm512_add_epi32(_mm512_slli_epi32(dot[r][0][c], 8), dot[r][1][c]);
     }
     const __m512 sw0 = _mm512_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset));
     const __m512 sw1 = _mm512_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset + 64));
     for (int r = 0; r < R; ++r) {
       const __m512 sx = _mm512_set1_ps(a.scales[(r0 + r) * groups + g]);
-      acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0]), _mm512_mul_ps(sw0, sx), acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(sw1, sx), acc[r][1]);
+      acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0][0]), _mm512_mul_ps(sw0, sx), acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0][1]), _mm512_mul_ps(sw1, sx), acc[r][1]);
     }
   }
   const auto mask0 = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
@@ -63,12 +71,14 @@ void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y
 }
 
 using Tile = void (*)(const Int8Activations&, int64_t, const std::byte*, float*, int64_t, int64_t);
-constexpr Tile kTiles[kTileRows] = {tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
+constexpr Tile kTiles[kTileRows] = {tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>, tile<5, 1>, tile<6, 1>};
+constexpr Tile kTiles16[kTileRows / 2] = {tile<1, 2>, tile<2, 2>, tile<3, 2>};
 
 }  // namespace
 
 void quantize_activations_avx512(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a) {
-  const int64_t x_stride = a.groups * kInt8ScaleGroup;
+  const int64_t plane_stride = a.groups * kInt8ScaleGroup;
+  const float levels = a.planes == 2 ? kInt16Levels : kInt8Levels;
   for (int64_t r = r_begin; r < r_end; ++r) {
     const float* row = x + r * k;
     for (int64_t g = 0; g < a.groups; ++g) {
@@ -78,15 +88,28 @@ void quantize_activations_avx512(const float* x, int64_t k, int64_t r_begin, int
       const __m512 v0 = _mm512_maskz_loadu_ps(mask0, row + first);
       const __m512 v1 = _mm512_maskz_loadu_ps(mask1, row + first + 16);
       const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-      const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
+      const float inverse = amax > 0.0f ? levels / amax : 0.0f;
       // Round to nearest even (the default MXCSR mode), as std::nearbyint in the reference.
-      const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, _mm512_set1_ps(inverse)));
-      const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, _mm512_set1_ps(inverse)));
-      int8_t* out = a.q + r * x_stride + first;
+      __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, _mm512_set1_ps(inverse)));
+      __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, _mm512_set1_ps(inverse)));
+      int8_t* out = a.q + r * a.planes * plane_stride + first;
+      int32_t* offsets = a.offset_sum + r * a.planes * a.groups + g;
+      if (a.planes == 2) {  // lo = q16 − 256 · hi, hi = (q16 + 128) >> 8
+        const __m512i half = _mm512_set1_epi32(128);
+        const __m512i hi0 = _mm512_srai_epi32(_mm512_add_epi32(q0, half), 8);
+        const __m512i hi1 = _mm512_srai_epi32(_mm512_add_epi32(q1, half), 8);
+        const __m512i lo0 = _mm512_sub_epi32(q0, _mm512_slli_epi32(hi0, 8));
+        const __m512i lo1 = _mm512_sub_epi32(q1, _mm512_slli_epi32(hi1, 8));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + plane_stride), _mm512_cvtepi32_epi8(lo0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + plane_stride + 16), _mm512_cvtepi32_epi8(lo1));
+        offsets[a.groups] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(lo0, lo1));
+        q0 = hi0;
+        q1 = hi1;
+      }
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(q0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm512_cvtepi32_epi8(q1));
-      a.scales[r * a.groups + g] = amax / 127.0f;
-      a.offset_sum[r * a.groups + g] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      offsets[0] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      a.scales[r * a.groups + g] = amax / levels;
     }
   }
 }
@@ -94,18 +117,22 @@ void quantize_activations_avx512(const float* x, int64_t k, int64_t r_begin, int
 void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin,
                         int64_t panel_end, float* y) {
   DS_CHECK(w.dtype == DType::I8 && w.scale_group == kInt8ScaleGroup, "int8 kernel on ", w.name);
+  DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
+  const int64_t tile_rows = a.planes == 2 ? kTileRows / 2 : kTileRows;
+  const Tile* tiles = a.planes == 2 ? kTiles16 : kTiles;
   // Tokens in blocks whose int8 activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte is read from memory once per block.
   const int64_t block = std::max<int64_t>(kTileRows, (256 * 1024 / std::max<int64_t>(k, 1)) / kTileRows * kTileRows);
+  static_assert(kTileRows % 2 == 0);
   for (int64_t b0 = 0; b0 < m; b0 += block) {
     const int64_t b_end = std::min(m, b0 + block);
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const std::byte* panel = w.data + p * panel_bytes;
       const int64_t first_col = p * kInt8PanelRows, rows = std::min(kInt8PanelRows, n - first_col);
-      for (int64_t r = b0; r < b_end; r += kTileRows) {
-        const int64_t count = std::min<int64_t>(kTileRows, b_end - r);
-        kTiles[count - 1](a, r, panel, y + r * n + first_col, n, rows);
+      for (int64_t r = b0; r < b_end; r += tile_rows) {
+        const int64_t count = std::min<int64_t>(tile_rows, b_end - r);
+        tiles[count - 1](a, r, panel, y + r * n + first_col, n, rows);
       }
     }
   }
