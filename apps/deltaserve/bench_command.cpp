@@ -24,6 +24,7 @@
 #include "util/human.h"
 #include "util/log.h"
 #include "util/parallel_for.h"
+#include "util/process_memory.h"
 #include "util/random.h"
 
 namespace ds::app {
@@ -45,13 +46,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Resident set now (VmRSS). The bench samples it after every run and reports the largest sample:
 // the kernel's own peak (VmHWM) would also count the bandwidth probe's buffer.
-uint64_t current_rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
+uint64_t current_rss_bytes() { return resident_memory_bytes(); }
 
 // Bytes one decode step must read: every text weight it uses (the whole head, one embedding row),
 // DeltaNet state read + written, and the KV of `context` positions.

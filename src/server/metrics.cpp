@@ -1,8 +1,7 @@
 // ServerMetrics rendering: gauges from the engine's counters, counters and histograms of our own.
 #include "server/metrics.h"
 
-#include <fstream>
-
+#include "util/process_memory.h"
 #include "util/str_cat.h"
 
 namespace ds::server {
@@ -110,14 +109,6 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
   out += str_cat("# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\n",
                  "process_resident_memory_bytes ", resident_memory_bytes(), "\n");
   return out;
-}
-
-uint64_t resident_memory_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  return 0;
 }
 
 }  // namespace ds::server

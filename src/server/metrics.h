@@ -46,6 +46,4 @@ class ServerMetrics {
   std::atomic<uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
 };
 
-uint64_t resident_memory_bytes();  // VmRSS of this process
-
 }  // namespace ds::server

@@ -114,11 +114,23 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(Generat
   return std::make_unique<Generation>(std::move(plan), std::move(streams), *model_.tokenizer, metrics_);
 }
 
-std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::chat(const std::string& body) {
-  ChatCompletionRequest request;
+std::variant<OpenAiService::Prompt, ApiError> OpenAiService::prepare_chat(const std::string& body,
+                                                                        ChatCompletionRequest& request) const {
   if (auto error = parse_chat_request(body, model_.defaults, request)) return *error;
   if (auto error = check_model(request.generation)) return *error;
-  auto prompt = chat_prompt(request);
+  return chat_prompt(request);
+}
+
+std::variant<OpenAiService::Prompt, ApiError> OpenAiService::prepare_completion(const std::string& body,
+                                                                              CompletionRequest& request) const {
+  if (auto error = parse_completion_request(body, model_.defaults, request)) return *error;
+  if (auto error = check_model(request.generation)) return *error;
+  return completion_prompt(request);
+}
+
+std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::chat(const std::string& body) {
+  ChatCompletionRequest request;
+  auto prompt = prepare_chat(body, request);
   if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
   const Prompt& p = std::get<Prompt>(prompt);
   ChoiceSettings settings;
@@ -131,31 +143,26 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::chat(const st
 
 std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::completion(const std::string& body) {
   CompletionRequest request;
-  if (auto error = parse_completion_request(body, model_.defaults, request)) return *error;
-  if (auto error = check_model(request.generation)) return *error;
-  auto prompt = completion_prompt(request);
+  auto prompt = prepare_completion(body, request);
   if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
   return start(request.generation, std::get<Prompt>(prompt), false, ChoiceSettings{}, "prompt");
 }
 
-std::variant<std::string, ApiError> OpenAiService::render_chat(const std::string& body) {
-  ChatCompletionRequest request;
-  if (auto error = parse_chat_request(body, model_.defaults, request)) return *error;
-  if (auto error = check_model(request.generation)) return *error;
-  auto prompt = chat_prompt(request);
-  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+// {"prompt": text, "token_ids": [...]}, or the request's error.
+std::variant<std::string, ApiError> OpenAiService::render(const std::variant<Prompt, ApiError>& prompt) {
+  if (const auto* error = std::get_if<ApiError>(&prompt)) return *error;
   const Prompt& p = std::get<Prompt>(prompt);
   return Json{{"prompt", p.text}, {"token_ids", p.ids}}.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::variant<std::string, ApiError> OpenAiService::render_chat(const std::string& body) {
+  ChatCompletionRequest request;
+  return render(prepare_chat(body, request));
+}
+
 std::variant<std::string, ApiError> OpenAiService::render_completion(const std::string& body) {
   CompletionRequest request;
-  if (auto error = parse_completion_request(body, model_.defaults, request)) return *error;
-  if (auto error = check_model(request.generation)) return *error;
-  auto prompt = completion_prompt(request);
-  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
-  const Prompt& p = std::get<Prompt>(prompt);
-  return Json{{"prompt", p.text}, {"token_ids", p.ids}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return render(prepare_completion(body, request));
 }
 
 }  // namespace ds::server

@@ -43,6 +43,10 @@ class OpenAiService {
     std::string text;             // rendered chat prompt (empty for token-id completions)
     std::vector<int32_t> ids;
   };
+  // Parse, check the model, build the prompt (the request is filled as a side result).
+  std::variant<Prompt, ApiError> prepare_chat(const std::string& body, ChatCompletionRequest& request) const;
+  std::variant<Prompt, ApiError> prepare_completion(const std::string& body, CompletionRequest& request) const;
+  static std::variant<std::string, ApiError> render(const std::variant<Prompt, ApiError>& prompt);
   std::variant<Prompt, ApiError> chat_prompt(const ChatCompletionRequest& request) const;
   std::variant<Prompt, ApiError> completion_prompt(const CompletionRequest& request) const;
   std::optional<ApiError> check_model(const GenerationRequest& g) const;

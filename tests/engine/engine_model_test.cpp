@@ -16,13 +16,6 @@
 namespace ds {
 namespace {
 
-std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<int32_t> tokens;
-  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(vocab)));
-  return tokens;
-}
-
 std::vector<int32_t> drain(RequestStream& stream) {
   std::vector<int32_t> tokens;
   while (auto event = stream.next()) {
@@ -69,7 +62,7 @@ TEST_F(EngineOnModel, SixteenRequestsTogetherGiveWhatEachGivesAlone) {
   std::vector<std::vector<int32_t>> prompts;
   std::vector<SamplingParams> params;
   for (int i = 0; i < 16; ++i) {
-    prompts.push_back(random_tokens(1 + 23 * i, vocab(), 100 + i));  // 1 .. 346 tokens
+    prompts.push_back(test::random_tokens(1 + 23 * i, vocab(), 100 + i));  // 1 .. 346 tokens
     SamplingParams p;
     p.max_tokens = 12;
     p.ignore_eos = true;
@@ -96,7 +89,7 @@ TEST_F(EngineOnModel, SixteenRequestsTogetherGiveWhatEachGivesAlone) {
 }
 
 TEST_F(EngineOnModel, LongPromptChunkedBesideDecodesGivesWhatItGivesAlone) {
-  const std::vector<int32_t> long_prompt = random_tokens(5000, vocab(), 1);
+  const std::vector<int32_t> long_prompt = test::random_tokens(5000, vocab(), 1);
   SamplingParams p;
   p.max_tokens = 8;
   p.ignore_eos = true;
@@ -108,8 +101,8 @@ TEST_F(EngineOnModel, LongPromptChunkedBesideDecodesGivesWhatItGivesAlone) {
   auto engine = start({200, 4});  // beside decodes: 64-token chunks, one per step
   SamplingParams chatter = p;
   chatter.max_tokens = 120;
-  auto a = *engine->submit(random_tokens(30, vocab(), 2), chatter);
-  auto b = *engine->submit(random_tokens(3, vocab(), 3), chatter);
+  auto a = *engine->submit(test::random_tokens(30, vocab(), 2), chatter);
+  auto b = *engine->submit(test::random_tokens(3, vocab(), 3), chatter);
   auto first = a->next();  // the short requests are decoding before the long one arrives
   auto long_stream = *engine->submit(long_prompt, p);
   EXPECT_EQ(drain(*long_stream), alone);

@@ -15,13 +15,6 @@
 namespace ds {
 namespace {
 
-std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<int32_t> tokens;
-  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(vocab)));
-  return tokens;
-}
-
 // Per position: max |a − b| ÷ max |b|; the worst position.
 double max_relative_error(const std::vector<float>& a, const std::vector<float>& b, int64_t row) {
   double worst = 0;
@@ -67,7 +60,7 @@ class ModelIdentities : public ::testing::Test {
 };
 
 TEST_F(ModelIdentities, WholePrefillEqualsSplitPrefillEqualsTokenByToken) {
-  const auto tokens = random_tokens(150, vocab(), 11);
+  const auto tokens = test::random_tokens(150, vocab(), 11);
   const auto whole = logits_in_calls(tokens, {150});
   EXPECT_LE(max_relative_error(logits_in_calls(tokens, {100, 37, 1, 12}), whole, vocab()), 1e-5);
   EXPECT_LE(max_relative_error(logits_in_calls(tokens, {64, 64, 22}), whole, vocab()), 1e-5);
@@ -76,8 +69,8 @@ TEST_F(ModelIdentities, WholePrefillEqualsSplitPrefillEqualsTokenByToken) {
 
 TEST_F(ModelIdentities, SequenceAloneIsBitIdenticalToSequenceInABatch) {
   const TextConfig& c = loaded_.config.text;
-  const std::vector<std::vector<int32_t>> prompts = {random_tokens(70, vocab(), 1), random_tokens(5, vocab(), 2),
-                                                     random_tokens(1, vocab(), 3)};
+  const std::vector<std::vector<int32_t>> prompts = {test::random_tokens(70, vocab(), 1), test::random_tokens(5, vocab(), 2),
+                                                     test::random_tokens(1, vocab(), 3)};
   // Alone: each sequence prefilled, then two decode steps with fixed tokens.
   std::vector<std::vector<float>> alone;
   for (const auto& prompt : prompts) {

@@ -1,4 +1,4 @@
-// Test helpers: a temporary directory removed at scope exit, and whole-file read/write.
+// Test helpers: a temporary directory removed at scope exit, whole-file read/write, random token ids.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,9 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
+
+#include "util/random.h"
 
 namespace ds::test {
 
@@ -24,6 +27,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// n token ids in [0, vocab), deterministic in the seed.
+inline std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
+  Xoshiro256 rng(seed);
+  std::vector<int32_t> tokens;
+  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(vocab)));
+  return tokens;
+}
 
 inline void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
