@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes one parser with libFuzzer (clang, ASan + UBSan) and merges inputs that add coverage into
 # the kept corpus tests/fuzz/corpus/TARGET (which CI replays). Crashes are written to fuzz-artifacts/.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: safetensors_header | model_config | chat_template | chat_render
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: a folder of tests/fuzz/corpus (safetensors_header, model_config,
+#   chat_template, chat_render, output_parsers, openai_request)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config|chat_template SECONDS}
