@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -103,13 +104,15 @@ int run_serve(const ServeOptions& options) {
   server::HttpServer http(options.http, metrics);
   if (Status bound = http.bind(); !bound.ok()) return report_error(bound);
   std::thread listener([&] { http.serve(); });
+  std::atomic<bool> failed{false};
   std::thread stopper([&] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    log::info("serve: signal ", signal_number, ", stopping");
+    if (!failed) log::info("serve: signal ", signal_number, ", stopping");
     http.stop();
   });
-  auto fail = [&](const Status& status) {
+  auto fail = [&](const Status& status) {  // start-up failed: stop the listener, report
+    failed = true;
     pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
     listener.join();

@@ -76,6 +76,10 @@ expect_error generate_batch_limits 'max-batch-tokens must be at least --max-seqs
 expect_error generate_context_limit 'exceeds the context limit of 6 tokens' "$bin" generate --model "$fixture" --tokens 1,2,3 --max-tokens 4 --max-model-len 6
 expect_error generate_bad_min_p 'min_p must be in \[0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --min-p 2
 expect_ok generate_stop_token_ids '^320,143,331$' "$bin" generate --model "$fixture" --tokens 5,6,7,8,9 --max-tokens 12 --ids --ignore-eos --stop-token-ids 331 -q
+expect_ok help_serve '^  serve ' "$bin" --help
+expect_error serve_bad_template_kwargs 'default-template-kwargs: expected a JSON object' "$bin" serve --model "$fixture" --port 0 --default-template-kwargs '[1]'
+expect_error serve_no_tokenizer 'serve needs the tokenizer' "$bin" serve --model "$fixture" --port 0
+expect_error serve_bad_port 'port' "$bin" serve --model "$fixture" --port 70000
 expect_ok generate_engine_limits 'engine: max_model_len 4096 \(the config' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
 
 # tokenize / detokenize / generate --prompt (stable contracts): the project tokenizer of the tiny checkpoint.

@@ -323,8 +323,17 @@ def run_concurrency_tests(server):
 
 
 def run_overload_test(model):
-    server = Server(model, "--max-seqs", "1", "--max-queue", "1", "--max-batch-tokens", "65")
+    server = Server(model, "--max-seqs", "1", "--max-queue", "1", "--max-batch-tokens", "65",
+                    "--default-template-kwargs", '{"enable_thinking": false}')
     try:
+        # The server's default template kwargs apply; a request's own override them.
+        body = {"messages": [{"role": "user", "content": "hi"}]}
+        prompt = json.loads(http(server.port, "POST", "/v1/chat/completions/render", json.dumps(body))[1])["prompt"]
+        check(prompt.endswith("<think>\n\n</think>\n\n"), "--default-template-kwargs turns thinking off")
+        body["chat_template_kwargs"] = {"enable_thinking": True}
+        prompt = json.loads(http(server.port, "POST", "/v1/chat/completions/render", json.dumps(body))[1])["prompt"]
+        check(prompt.endswith("<|im_start|>assistant\n<think>\n"), "a request's chat_template_kwargs override the default")
+
         def one(_):
             status, _ = http(server.port, "POST", "/v1/completions",
                              json.dumps({"prompt": "overload", "max_tokens": 40, "ignore_eos": True}))
