@@ -14,6 +14,7 @@
 // with scale 0. The buffer is 64-byte aligned (aligned vector loads).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -56,9 +57,15 @@ inline float int8_weight_scale(const TensorView& w, int64_t row, int64_t group) 
 // Writes one row (q [k], scales [groups]) into a packed buffer of a [n, k] weight. Rows in different
 // calls touch disjoint bytes, so threads may pack different rows at once.
 inline void int8_pack_row(std::byte* packed, int64_t k, int64_t row, const int8_t* q, const float* scales) {
-  for (int64_t col = 0; col < k; ++col)
-    packed[int8_value_offset(k, row, col)] = static_cast<std::byte>(static_cast<uint8_t>(q[col] + 128));
-  for (int64_t g = 0; g < int8_groups(k); ++g) std::memcpy(packed + int8_scale_offset(k, row, g), &scales[g], 4);
+  const int64_t groups = int8_groups(k);
+  std::byte* base = packed + row / kInt8PanelRows * int8_panel_bytes(k) + row % kInt8PanelRows * 4;
+  for (int64_t g = 0; g < groups; ++g) {  // == int8_value_offset / int8_scale_offset, hoisted
+    std::byte* block = base + g * kInt8GroupBytes;
+    const int64_t count = std::min<int64_t>(kInt8ScaleGroup, k - g * kInt8ScaleGroup);
+    for (int64_t i = 0; i < count; ++i)
+      block[i / 4 * kInt8QuadBytes + i % 4] = static_cast<std::byte>(static_cast<uint8_t>(q[g * kInt8ScaleGroup + i] + 128));
+    std::memcpy(block + kInt8ScalesOffset, &scales[g], 4);
+  }
 }
 
 // Fills a fresh packed buffer with q = 0 and scale 0 everywhere (the padding), before packing rows.

@@ -177,6 +177,29 @@ TEST(CpuMatmulInt8, CloseToTheDequantisedProduct) {
   }
 }
 
+// The packer writes what the layout's accessors read, padding included.
+TEST(Int8Panels, PackedRowsReadBack) {
+  for (int64_t k : {1, 31, 32, 33, 100}) {
+    const int64_t n = 37, groups = int8_groups(k);
+    std::vector<std::byte> packed(static_cast<size_t>(int8_packed_bytes(n, k)));
+    int8_clear_packed(packed.data(), n, k);
+    std::vector<int8_t> q(static_cast<size_t>(n * k));
+    std::vector<float> scales(static_cast<size_t>(n * groups));
+    for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.5f + static_cast<float>(i);
+    for (int64_t r = 0; r < n; ++r) int8_pack_row(packed.data(), k, r, q.data() + r * k, scales.data() + r * groups);
+    const TensorView w{"w", DType::I8, {n, k}, packed.data(), packed.size(), kInt8ScaleGroup};
+    for (int64_t r = 0; r < int8_panels(n) * kInt8PanelRows; ++r)
+      for (int64_t c = 0; c < groups * kInt8ScaleGroup; ++c) {
+        const bool inside = r < n && c < k;
+        ASSERT_EQ(int8_weight_q(w, r, c), inside ? q[r * k + c] : 0) << k << " " << r << " " << c;
+        if (c % kInt8ScaleGroup == 0) {
+          ASSERT_EQ(int8_weight_scale(w, r, c / kInt8ScaleGroup), r < n ? scales[r * groups + c / kInt8ScaleGroup] : 0.0f);
+        }
+      }
+  }
+}
+
 TEST(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
   for (Isa isa : available_isas()) {
     for (int64_t planes : {1, 2}) {
