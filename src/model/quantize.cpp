@@ -88,7 +88,11 @@ uint64_t quantize_weights_int8(Qwen35Weights& weights, QuantizedStore& store, in
       for (TensorView* w : {&d.in_proj_qkv, &d.in_proj_z, &d.out_proj}) jobs.push_back({w, true, 0, 2});
       for (TensorView* w : {&d.in_proj_b, &d.in_proj_a}) jobs.push_back({w, true, 0});
     }
-    for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj, &layer.mlp.down_proj}) jobs.push_back({w, true, 0});
+    // down_proj too: its input (SiLU(gate) · up) has the widest range of any matmul input, and
+    // 16-bit activations there bring the 2B run's mean KL from 0.0105 to 0.0089 (≤ 0.01, the
+    // target) for about 13% more prefill matmul time (measured with the others above).
+    for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj}) jobs.push_back({w, true, 0});
+    jobs.push_back({&layer.mlp.down_proj, true, 0, 2});
   }
   jobs.push_back({&weights.lm_head, !weights.tied, 0});
   // One arena for all weights, in 2 MiB pages where the kernel grants them: a decode step streams

@@ -313,7 +313,12 @@ def run_concurrency_tests(server):
         list(pool.map(short, range(60)))  # warm: allocator and cache pages settle
         start = server.metrics()
         done = list(pool.map(short, range(300)))
+    # The engine publishes its gauges after the step that sent the last token: wait for them.
+    deadline = time.time() + 20
     end = server.metrics()
+    while time.time() < deadline and (metric(end, "vllm:kv_cache_usage_perc") > 0 or metric(end, "vllm:num_requests_running") > 0):
+        time.sleep(0.05)
+        end = server.metrics()
     check(all(d == 4 for d in done), "soak requests complete")
     check(metric(end, "vllm:kv_cache_usage_perc") == 0 and metric(end, "vllm:num_requests_waiting") == 0, "soak returns the cache")
     rss0, rss1 = metric(start, "process_resident_memory_bytes"), metric(end, "process_resident_memory_bytes")
