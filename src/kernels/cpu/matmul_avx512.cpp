@@ -23,8 +23,13 @@ inline float horizontal_sum(__m512 v) {
   return _mm512_cvtss_f32(v);
 }
 
+// Weight rows read from memory start at a 4 KiB page each (a row of 2,048 bf16), where hardware
+// prefetch stops; so each tile also prefetches (into L2) the rows 8 ahead of its own, at the rate it
+// consumes its own: one line per row per step. `ahead` is null when those rows are not this
+// thread's. Measured on a 6144 × 2048 weight, 2 threads: m = 1 15–19% faster, m = 4 33%, m = 8
+// 8–16%, m = 16 16%, m = 64 unchanged.
 template <int R, int C>
-void tile_bf16(const uint16_t* x, const uint16_t* w, int64_t k, float* y, int64_t ldy) {
+void tile_bf16(const uint16_t* x, const uint16_t* w, int64_t k, float* y, int64_t ldy, const uint16_t* ahead) {
   __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -32,6 +37,8 @@ void tile_bf16(const uint16_t* x, const uint16_t* w, int64_t k, float* y, int64_
   for (; kk + 32 <= k; kk += 32) {
     __m512i wv[C];
     for (int c = 0; c < C; ++c) wv[c] = _mm512_loadu_si512(w + c * k + kk);
+    if (ahead)
+      for (int c = 0; c < C; ++c) _mm_prefetch(reinterpret_cast<const char*>(ahead + c * k + kk), _MM_HINT_T1);
     for (int r = 0; r < R; ++r) {
       const __m512i xv = _mm512_loadu_si512(x + r * k + kk);
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)xv, (__m512bh)wv[c]);
@@ -82,7 +89,7 @@ void tile_f32(const float* x, const TensorView& weights, int64_t first_col, int6
     for (int c = 0; c < C; ++c) y[r * ldy + c] = horizontal_sum(acc[r][c]);
 }
 
-using TileBf16 = void (*)(const uint16_t*, const uint16_t*, int64_t, float*, int64_t);
+using TileBf16 = void (*)(const uint16_t*, const uint16_t*, int64_t, float*, int64_t, const uint16_t*);
 using TileF32 = void (*)(const float*, const TensorView&, int64_t, int64_t, float*, int64_t);
 
 template <int R>
@@ -99,14 +106,18 @@ void matmul_bf16_avx512(const uint16_t* xb, int64_t m, const TensorView& w, int6
   DS_CHECK(w.dtype == DType::BF16, "bf16 kernel on ", dtype_name(w.dtype));
   const int64_t n = w.shape[0], k = w.shape[1];
   const auto* weights = reinterpret_cast<const uint16_t*>(w.data);
+  constexpr int64_t kAhead = 8;  // rows between a tile and the rows it prefetches
+  auto ahead = [&](int64_t c, int64_t cols) { return c + kAhead + cols <= col_end ? weights + (c + kAhead) * k : nullptr; };
   if (m == 1) {  // decode: 8 weight rows in flight per step for more memory-level parallelism
     int64_t c = col_begin;
-    for (; c + 8 <= col_end; c += 8) tile_bf16<1, 8>(xb, weights + c * k, k, y + c, n);
-    for (; c < col_end; c += 4) kTilesBf16[0][std::min<int64_t>(4, col_end - c) - 1](xb, weights + c * k, k, y + c, n);
+    for (; c + 8 <= col_end; c += 8) tile_bf16<1, 8>(xb, weights + c * k, k, y + c, n, ahead(c, 8));
+    for (; c < col_end; c += 4) kTilesBf16[0][std::min<int64_t>(4, col_end - c) - 1](xb, weights + c * k, k, y + c, n, nullptr);
     return;
   }
+  // The first x tile of each row block streams the weight tile from memory; the others find it in L1.
   for_each_tile(m, col_begin, col_end, [&](int64_t r, int64_t rows, int64_t c, int64_t cols) {
-    kTilesBf16[rows - 1][cols - 1](xb + r * k, weights + c * k, k, y + r * n + c, n);
+    kTilesBf16[rows - 1][cols - 1](xb + r * k, weights + c * k, k, y + r * n + c, n,
+                                   r % kTileRowBlock == 0 ? ahead(c, cols) : nullptr);
   });
 }
 
