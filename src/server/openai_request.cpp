@@ -91,7 +91,7 @@ std::optional<ApiError> parse_object(const std::string& body, Json& out) {
 }
 
 // The fields both endpoints share.
-void parse_generation(Fields& f, const Json& body, const SamplingDefaults& d, GenerationRequest& g) {
+void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g) {
   SamplingParams& s = g.sampling;
   s.temperature = d.temperature;
   s.top_p = d.top_p;
@@ -155,7 +155,6 @@ void parse_generation(Fields& f, const Json& body, const SamplingDefaults& d, Ge
     const bool text = format->is_object() && format->contains("type") && (*format)["type"] == "text";
     if (!text) return f.fail("response_format", "only {\"type\": \"text\"} is supported (no guided decoding yet)");
   }
-  (void)body;
 }
 
 // A message's content: a string or a list of text parts; images are refused until vision exists.
@@ -258,7 +257,7 @@ std::optional<ApiError> parse_chat_request(const std::string& body, const Sampli
   Json json;
   if (auto error = parse_object(body, json)) return error;
   Fields f(json, "");
-  parse_generation(f, json, defaults, out.generation);
+  parse_generation(f, defaults, out.generation);
   parse_messages(f, f.get("messages"), out.messages);
   parse_tools(f, out);
   bool logprobs = false;
@@ -283,7 +282,7 @@ std::optional<ApiError> parse_completion_request(const std::string& body, const 
   Json json;
   if (auto error = parse_object(body, json)) return error;
   Fields f(json, "");
-  parse_generation(f, json, defaults, out.generation);
+  parse_generation(f, defaults, out.generation);
   const Json* prompt = f.get("prompt");
   if (!f.error) {
     if (!prompt) {

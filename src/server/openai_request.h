@@ -49,7 +49,7 @@ struct CompletionRequest {
   bool echo = false;
 };
 
-// Parses and validates; nullopt on success. `max_logprobs` bounds top_logprobs / logprobs.
+// Parses and validates; nullopt on success (top_logprobs / logprobs are bounded by kMaxLogprobs).
 std::optional<ApiError> parse_chat_request(const std::string& body, const SamplingDefaults& defaults,
                                            ChatCompletionRequest& out);
 std::optional<ApiError> parse_completion_request(const std::string& body, const SamplingDefaults& defaults,
