@@ -58,9 +58,9 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
   const auto embed = summary.parts.find(WeightPart::embeddings);
   const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
   if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered
-  if (loaded.quantized) {  // int8: the quantised matmul weights (head included) plus the norms
+  if (loaded.format == WeightFormat::int8) {  // the quantised matmul weights (head included) plus the norms
     const auto norms = summary.parts.find(WeightPart::norms);
-    bytes = loaded.quantized->bytes + (norms != summary.parts.end() ? norms->second.bytes : 0);
+    bytes = loaded.repacked->bytes() + (norms != summary.parts.end() ? norms->second.bytes : 0);
   }
   const ContextMemory memory = context_memory(c, context);
   const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *

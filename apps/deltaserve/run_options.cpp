@@ -13,13 +13,16 @@ void add_run_options(CLI::App* command, RunOptions& options) {
       ->check(CLI::IsMember({"auto", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
   command->add_option("--weights", options.weights,
-                      "bf16: the checkpoint's own dtype; int8: quantise matmul weights at load (per-row scales)")
-      ->check(CLI::IsMember({"bf16", "int8"}))
+                      "bf16: the checkpoint's own dtype, repacked at load into the AVX-512 kernels' panel layout; "
+                      "mapped: the same, read in place from the mapped files (quicker start, slower); "
+                      "int8: quantised at load (a scale per 32 inputs)")
+      ->check(CLI::IsMember({"bf16", "mapped", "int8"}))
       ->capture_default_str();
 }
 
 WeightFormat weight_format(const RunOptions& options) {
-  return options.weights == "int8" ? WeightFormat::int8 : WeightFormat::native;
+  if (options.weights == "int8") return WeightFormat::int8;
+  return options.weights == "mapped" ? WeightFormat::mapped : WeightFormat::native;
 }
 
 int thread_count(const RunOptions& options) { return options.threads > 0 ? options.threads : physical_cores(); }

@@ -13,7 +13,7 @@ namespace ds::app {
 struct RunOptions {
   int threads = 0;              // 0: physical cores
   std::string isa = "auto";     // auto | avx512 | avx2 | scalar
-  std::string weights = "bf16";  // bf16 (= as stored) | int8 (quantised at load)
+  std::string weights = "bf16";  // bf16 (as stored, repacked) | mapped (as stored, in place) | int8
 };
 
 void add_run_options(CLI::App* command, RunOptions& options);

@@ -41,6 +41,10 @@ class Backend {
   // y[m, n] = Σ_k x[m, k] · w[n, k]  (w [n, k] as stored, PyTorch Linear layout). With
   // round_input_bf16 each x element is rounded to bf16 first (fast mode); accumulation is fp32.
   virtual void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) = 0;
+  // Whether matmul streams bf16 weights in the panel layout (WeightLayout::bf16_panels) at full speed
+  // in fast mode; the loader repacks bf16 checkpoints for such backends. Every backend still accepts
+  // panel weights (the reference reads them element by element).
+  virtual bool runs_bf16_panels() const { return false; }
   // out[i, :] = table[ids[i], :]
   virtual void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) = 0;
   // Zero-centred RMSNorm (Qwen3_5RMSNorm): out = x · rsqrt(mean(x²) + eps) · (1 + w), per row of `dim`.

@@ -1,10 +1,11 @@
-// Scalar access to weight elements of any stored dtype (bf16 / f16 / f32, packed int8), for reference kernels.
+// Scalar access to weight elements of any stored dtype and layout (bf16 / f16 / f32, bf16 and int8 panels), for reference kernels.
 // Fast kernels read their native dtype directly; these define what "the value of a weight" is.
 #pragma once
 
 #include <cstring>
 
 #include "io/tensor_view.h"
+#include "kernels/bf16_panels.h"
 #include "kernels/int8_panels.h"
 #include "util/check.h"
 #include "util/float16.h"
@@ -20,6 +21,11 @@ inline float weight_at(const TensorView& w, int64_t index) {
     }
     case DType::BF16: {
       uint16_t bits;
+      if (w.layout == WeightLayout::bf16_panels) {  // kernels/bf16_panels.h
+        DS_CHECK(w.shape.size() == 2, "bf16 panel weight ", w.name, " must be 2-D");
+        std::memcpy(&bits, w.data + bf16_panel_offset(w.shape[1], index / w.shape[1], index % w.shape[1]), 2);
+        return bf16_to_float(bits);
+      }
       std::memcpy(&bits, w.data + 2 * index, 2);
       return bf16_to_float(bits);
     }

@@ -1,7 +1,11 @@
 // load_model: config → checkpoint → binding → Qwen35Model, logging what was loaded.
 #include "model/model_loader.h"
 
+#include <chrono>
+
+#include "model/bf16_repack.h"
 #include "model/model_summary.h"
+#include "model/quantize.h"
 #include "util/human.h"
 #include "util/log.h"
 
@@ -23,11 +27,19 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config, report.text_prefix);
   Qwen35Weights bound = std::move(weights).value();
+  loaded.format = format;
+  uint64_t released = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (format == WeightFormat::int8) {
-    loaded.quantized = std::make_unique<QuantizedStore>();
-    const uint64_t released = quantize_weights_int8(bound, *loaded.quantized, threads);
-    log::info("weights: quantised to int8 (a scale per ", kInt8Group, " inputs): ", human_bytes(loaded.quantized->bytes), " in memory, ",
-              human_bytes(released), " of mapped source pages released");
+    loaded.repacked = quantize_weights_int8(bound, threads, &released);
+    log::info("weights: quantised to int8 (a scale per ", kInt8Group, " inputs) in ", seconds(), " s: ",
+              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
+  } else if (format == WeightFormat::native && mode == ComputeMode::fast && backend.runs_bf16_panels()) {
+    loaded.repacked = repack_weights_bf16(bound, threads, &released);
+    if (loaded.repacked)
+      log::info("weights: bf16 matmul weights repacked into panels in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
+                " in memory (2 MiB pages), ", human_bytes(released), " of mapped source pages released (--weights mapped: read in place)");
   }
   loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(bound), backend, mode);
   log::info("model: ", dir, " (", c.num_hidden_layers, " layers: ", c.num_layers_of(LayerType::linear_attention),

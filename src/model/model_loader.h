@@ -7,18 +7,23 @@
 
 #include "io/model_config.h"
 #include "io/safetensors_checkpoint.h"
-#include "model/quantize.h"
 #include "model/qwen35_model.h"
+#include "model/weight_arena.h"
 #include "util/status.h"
 
 namespace ds {
 
-enum class WeightFormat { native, int8 };  // native: as stored (bf16 / f16 / f32)
+// native: the checkpoint's dtype (bf16 / f16 / f32); bf16 matmul weights are repacked into panels
+// (bf16_repack.h) in fast mode when the backend runs them. mapped: the same values read straight from
+// the mapped files (no repacking: quicker start, pages shared with other processes, slower kernels).
+// int8: quantised at load (quantize.h).
+enum class WeightFormat { native, mapped, int8 };
 
 struct LoadedModel {
   ModelConfig config;
   std::unique_ptr<SafetensorsCheckpoint> checkpoint;  // owns the mappings the weights point into
-  std::unique_ptr<QuantizedStore> quantized;          // int8 copies (WeightFormat::int8)
+  WeightFormat format = WeightFormat::native;
+  std::unique_ptr<WeightArena> repacked;  // bf16 panels or int8 copies of the matmul weights (null: all mapped)
   std::unique_ptr<Qwen35Model> model;
 };
 

@@ -2,19 +2,18 @@
 // quantised at load time, symmetric per group of kInt8Group inputs of a row (w ≈ scale · q, q in
 // [−127, 127], scale = max |w| / 127 over the group), and repacked into the panel layout the int8
 // kernels stream (kernels/int8_panels.h: 32 rows interleaved by 4 inputs, each group's scales beside
-// its values; 1,152 bytes per 32 rows × 32 inputs), in memory the model owns; the source pages of
+// its values; 1,152 bytes per 32 rows × 32 inputs), in a WeightArena; the source pages of
 // the mmapped checkpoint are then released, so the resident set holds the int8 copy only. Embeddings
 // stay as stored (one row is read per token). The matmuls quantise their activations too: to int8,
-// or to 16 bits for the Gated DeltaNet's in_proj_qkv, in_proj_z and out_proj (TensorView::
+// or to 16 bits for the Gated DeltaNet's in_proj_qkv, in_proj_z and out_proj and the MLP's down_proj (TensorView::
 // activation_planes; accuracy figures in docs/numerics.md).
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "model/qwen35_weights.h"
-#include "util/status.h"
+#include "model/weight_arena.h"
 
 namespace ds {
 
@@ -22,16 +21,8 @@ namespace ds {
 // mean KL to the native weights 0.0004–0.0032 with groups of 32, 0.0005–0.0038 with one scale per row.
 inline constexpr int64_t kInt8Group = kInt8ScaleGroup;
 
-struct QuantizedStore {
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
-  std::vector<std::unique_ptr<std::byte, Free>> buffers;  // one arena holding every packed weight (2 MiB pages)
-  uint64_t bytes = 0;                                     // packed weights (values, scales, panel padding)
-};
-
-// Replaces the matmul views in `weights` by int8 views into `store`; returns the bytes of source
-// checkpoint data that were released.
-uint64_t quantize_weights_int8(Qwen35Weights& weights, QuantizedStore& store, int threads);
+// Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages); sets
+// *released to the bytes of mapped source pages released.
+std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released);
 
 }  // namespace ds

@@ -86,4 +86,20 @@ Result<Qwen35Weights> bind_qwen35_weights(SafetensorsCheckpoint& checkpoint, con
   return weights;
 }
 
+std::vector<TensorView*> matmul_weights(Qwen35Weights& weights) {
+  std::vector<TensorView*> views;
+  for (DecoderLayerWeights& layer : weights.layers) {
+    if (layer.type == LayerType::full_attention) {
+      FullAttentionWeights& a = layer.attention;
+      for (TensorView* w : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) views.push_back(w);
+    } else {
+      GatedDeltaNetWeights& d = layer.deltanet;
+      for (TensorView* w : {&d.in_proj_qkv, &d.in_proj_z, &d.in_proj_b, &d.in_proj_a, &d.out_proj}) views.push_back(w);
+    }
+    for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj, &layer.mlp.down_proj}) views.push_back(w);
+  }
+  views.push_back(&weights.lm_head);
+  return views;
+}
+
 }  // namespace ds

@@ -56,6 +56,10 @@ struct Qwen35Weights {
   std::vector<DecoderLayerWeights> layers;
 };
 
+// Every matmul weight of the text model (layer projections in forward order, then the head): what
+// load-time repacking (bf16 panels, int8) rewrites.
+std::vector<TensorView*> matmul_weights(Qwen35Weights& weights);
+
 // What binding did besides binding: the layout found and the tensors left out on purpose.
 struct BindReport {
   std::string text_prefix;                  // "model.language_model." or "model."

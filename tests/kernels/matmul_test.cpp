@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/bf16_panels.h"
 #include "kernels/int8_panels.h"
 #include "kernels/ref/ref_backend.h"
 #include "kernels/weight_access.h"
@@ -59,6 +60,18 @@ Weights make_weights(DType dtype, int64_t n, int64_t k, uint64_t seed) {
     }
   }
   w.view = TensorView{"w", dtype, {n, k}, data, static_cast<uint64_t>(n * k) * size};
+  return w;
+}
+
+// Bf16 panels: random bf16 weights packed into the panel layout (partial panels for n % 32 != 0, a
+// zero input pair half for odd k).
+Weights make_bf16_panel_weights(int64_t n, int64_t k, uint64_t seed) {
+  const Weights rows = make_weights(DType::BF16, n, k, seed);
+  Weights w;
+  w.bytes.resize(static_cast<size_t>(bf16_packed_bytes(n, k)));
+  bf16_pack_panels(rows.view.data, n, k, 0, n, w.bytes.data());
+  w.view = TensorView{"w", DType::BF16, {n, k}, w.bytes.data(), w.bytes.size()};
+  w.view.layout = WeightLayout::bf16_panels;
   return w;
 }
 
@@ -117,6 +130,66 @@ TEST(CpuMatmul, RowResultsIndependentOfBatchAndThreads) {
               << isa_name(isa) << " row " << r << " threads " << backend->threads() << (fast ? " fast" : " f32");
         }
       }
+    }
+  }
+}
+
+// The packer is a permutation: every element reads back through the layout, padding is zero.
+TEST(Bf16Panels, PackedWeightsReadBack) {
+  for (int64_t k : {1, 2, 31, 32, 33, 100}) {
+    const int64_t n = 37;
+    const Weights rows = make_weights(DType::BF16, n, k, 3);
+    const Weights panels = make_bf16_panel_weights(n, k, 3);
+    ASSERT_EQ(panels.bytes.size(), static_cast<size_t>(bf16_panels(n) * bf16_pairs(k) * kBf16PairBytes));
+    for (int64_t i = 0; i < n * k; ++i) ASSERT_EQ(weight_at(panels.view, i), weight_at(rows.view, i)) << k << " " << i;
+    for (int64_t r = 0; r < bf16_panels(n) * kBf16PanelRows; ++r)
+      for (int64_t c = 0; c < 2 * bf16_pairs(k); ++c)
+        if (r >= n || c >= k) {
+          uint16_t bits;
+          std::memcpy(&bits, panels.bytes.data() + bf16_panel_offset(k, r, c), 2);
+          ASSERT_EQ(bits, 0) << "padding at " << r << ", " << c;
+        }
+  }
+}
+
+// Every ISA and mode on panel weights: the AVX-512 BF16 kernel in fast mode, the reference otherwise.
+TEST(CpuMatmulBf16Panels, MatchesReferenceOnOddSizes) {
+  RefBackend ref;
+  for (Isa isa : available_isas()) {
+    CpuBackend cpu(isa, 2);
+    for (bool fast : {false, true})
+      for (int64_t m : {1, 5, 12, 13, 67})
+        for (int64_t k : {1, 2, 17, 31, 33, 259, 2051})  // 2051: two pair blocks of the tiled path
+          for (int64_t n : {1, 19, 32, 33, 97}) {
+            const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
+            const auto x = make_input(m, k, m);
+            std::vector<float> expected(m * n), actual(m * n);
+            ref.matmul(x.data(), m, w.view, expected.data(), fast);
+            cpu.matmul(x.data(), m, w.view, actual.data(), fast);
+            for (int64_t i = 0; i < m * n; ++i)
+              ASSERT_NEAR(actual[i], expected[i], 1e-6 * k * 4.0 + 1e-6)  // summation order only
+                  << isa_name(isa) << (fast ? " fast" : " f32") << " m=" << m << " k=" << k << " n=" << n << " i=" << i;
+          }
+  }
+}
+
+// Decode rows (m <= 12: whole k per panel), tiled batches, several token blocks (m = 800 > 768) and
+// several pair blocks (k = 2500 > 2048) give every row the same bits, on 1 or 2 threads.
+TEST(CpuMatmulBf16Panels, RowResultsIndependentOfBatchAndThreads) {
+  if (detect_isa() < Isa::avx512) GTEST_SKIP() << "no AVX-512 BF16";
+  const int64_t k = 2500, n = 301, m = 800;
+  const Weights w = make_bf16_panel_weights(n, k, 5);
+  const auto x = make_input(m, k, 6);
+  std::vector<float> batch(m * n), small(7 * n), single(n);
+  CpuBackend two(Isa::avx512, 2), one(Isa::avx512, 1);
+  two.matmul(x.data(), m, w.view, batch.data(), true);
+  one.matmul(x.data() + 60 * k, 7, w.view, small.data(), true);  // rows 60 .. 66 as one decode-sized batch
+  ASSERT_EQ(0, std::memcmp(small.data(), batch.data() + 60 * n, small.size() * sizeof(float)));
+  for (int64_t r : {0, 11, 12, 13, 63, 767, 768, 799}) {
+    for (CpuBackend* backend : {&one, &two}) {
+      backend->matmul(x.data() + r * k, 1, w.view, single.data(), true);
+      ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
+          << "row " << r << " threads " << backend->threads();
     }
   }
 }

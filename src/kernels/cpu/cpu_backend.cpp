@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/portable_kernels.h"
+#include "kernels/bf16_panels.h"
 #include "kernels/int8_panels.h"
 #include "util/check.h"
 #include "util/float16.h"
@@ -26,6 +27,7 @@ CpuBackend::CpuBackend(Isa isa, int threads)
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
   if (w.dtype == DType::I8) return matmul_int8(x, m, w, y);  // activations quantised to int8 either way
+  if (w.layout == WeightLayout::bf16_panels) return matmul_bf16_panels(x, m, w, y, round_input_bf16);
   const int64_t n = w.shape[0], k = w.shape[1];
   const auto count = static_cast<size_t>(m * k);
   if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
@@ -53,6 +55,24 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
 
 // Below this many floats of work an op runs on the calling thread: a hand-off costs more.
 constexpr int64_t kParallelFloats = 1 << 14;
+
+void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
+  // The loader packs weights only for fast mode on AVX-512 BF16 (runs_bf16_panels); anything else
+  // (fp32 activations, a forced narrower ISA) gets the reference, which reads panels element-wise.
+  if (isa_ != Isa::avx512 || !round_input_bf16) return ref_.matmul(x, m, w, y, round_input_bf16);
+  const int64_t n = w.shape[0], k = w.shape[1];
+  const auto words = static_cast<size_t>(kernels::bf16_activation_words(m, k));
+  if (bf16_tiles_.size() < words) bf16_tiles_.resize(words);
+  uint32_t* tiles = bf16_tiles_.data();
+  // Rows are rounded and placed independently, so splitting them over threads changes no bit.
+  run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
+    kernels::pack_bf16_activations_avx512(x, k, begin, end, tiles);
+  });
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(bf16_panels(n), t, threads);
+    if (begin < end) kernels::matmul_bf16_panels_avx512(tiles, m, w, begin, end, y);
+  });
+}
 
 void CpuBackend::matmul_int8(const float* x, int64_t m, const TensorView& w, float* y) {
   const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k), planes = w.activation_planes;

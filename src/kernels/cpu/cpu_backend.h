@@ -24,6 +24,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool() { return pool_; }
 
   void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) override;
+  bool runs_bf16_panels() const override { return isa_ == Isa::avx512; }
   void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) override;
   void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) override;
   void rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w, float eps,
@@ -52,6 +53,8 @@ class CpuBackend final : public Backend {
   // hand-off; fn(begin, end, that thread's scratch buffer).
   // Int8 weights: activations quantised per row (int8_activations.h), then the VNNI / AVX2 kernel.
   void matmul_int8(const float* x, int64_t m, const TensorView& w, float* y);
+  // Bf16 panel weights: activations rounded and packed into token tiles, then the AVX-512 BF16 kernel.
+  void matmul_bf16_panels(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16);
   void run_ranges(int64_t count, int64_t work, int64_t align,
                   const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
 
@@ -62,6 +65,7 @@ class CpuBackend final : public Backend {
   const kernels::PortableKernels* portable_;  // this ISA's build of the portable kernels (null: scalar)
   std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
   std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
+  std::vector<uint32_t> bf16_tiles_;   // [tiles of 12 tokens, pairs, 12] packed bf16 input pairs
   bool vnni_;                          // int8 on AVX-512 VNNI (else the AVX2 int8 kernel)
   std::vector<int8_t> int8_input_;     // [m, planes, groups · 32] quantised activations
   std::vector<float> int8_scales_;     // [m, groups]

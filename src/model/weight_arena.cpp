@@ -1,0 +1,33 @@
+#include "model/weight_arena.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "util/check.h"
+#include "util/human.h"
+
+namespace ds {
+
+void WeightArena::Free::operator()(std::byte* p) const { std::free(p); }
+
+WeightArena::WeightArena(uint64_t bytes) : bytes_(bytes) {
+  constexpr uint64_t kHugePage = 2 << 20;
+  const uint64_t reserved = std::max<uint64_t>(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+  memory_.reset(static_cast<std::byte*>(std::aligned_alloc(kHugePage, reserved)));
+  DS_CHECK(memory_ != nullptr, "out of memory for ", human_bytes(bytes), " of repacked weights");
+  madvise(memory_.get(), reserved, MADV_HUGEPAGE);  // advice only: 4 KiB pages still work
+}
+
+uint64_t release_source_pages(const TensorView& view) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(view.data) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(view.data) + view.nbytes) / page * page;
+  if (end <= begin) return 0;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  return end - begin;
+}
+
+}  // namespace ds
