@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/portable_exp.h"
 #include "kernels/weight_access.h"
 
 #ifndef DS_PORTABLE_KERNELS_ENTRY

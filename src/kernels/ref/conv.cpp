@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/ref/ref_backend.h"
+#include "kernels/portable_exp.h"
 #include "kernels/weight_access.h"
 
 namespace ds {
