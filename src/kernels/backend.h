@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "io/tensor_view.h"
 
@@ -41,6 +42,16 @@ class Backend {
   // y[m, n] = Σ_k x[m, k] · w[n, k]  (w [n, k] as stored, PyTorch Linear layout). With
   // round_input_bf16 each x element is rounded to bf16 first (fast mode); accumulation is fp32.
   virtual void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) = 0;
+  // Several matmuls that share their input (a layer's projections): outputs[i].y = x · outputs[i].wᵀ,
+  // each bit-identical to what matmul gives it. Backends prepare the input once and hand all the
+  // weights' rows to their threads in one pass.
+  struct MatmulOutput {
+    const TensorView* w;
+    float* y;  // [m, w->shape[0]]
+  };
+  virtual void matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
+    for (const MatmulOutput& out : outputs) matmul(x, m, *out.w, out.y, round_input_bf16);
+  }
   // Whether matmul streams bf16 weights in the panel layout (WeightLayout::bf16_panels) at full speed
   // in fast mode; the loader repacks bf16 checkpoints for such backends. Every backend still accepts
   // panel weights (the reference reads them element by element).

@@ -15,15 +15,15 @@ void Qwen35Model::attention_layer(const DecoderLayerWeights& layer, int64_t kv_l
   const int64_t nH = config_.num_attention_heads, nKV = config_.num_key_value_heads, D = config_.head_dim;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  matmul(ws.normed.data(), T, w.q_proj, ws.query_gate.data());  // [T, nH, 2D]: per head query | gate
+  matmuls(ws.normed.data(), T, {{&w.q_proj, ws.query_gate.data()},  // [T, nH, 2D]: per head query | gate
+                                {&w.k_proj, ws.key.data()},         // [T, nKV, D]
+                                {&w.v_proj, ws.value.data()}});     // [T, nKV, D]
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < nH; ++h) {
       const float* src = ws.query_gate.data() + (t * nH + h) * 2 * D;
       std::memcpy(ws.query.data() + (t * nH + h) * D, src, sizeof(float) * D);
       std::memcpy(ws.gate.data() + (t * nH + h) * D, src + D, sizeof(float) * D);
     }
-  matmul(ws.normed.data(), T, w.k_proj, ws.key.data());    // [T, nKV, D]
-  matmul(ws.normed.data(), T, w.v_proj, ws.value.data());  // [T, nKV, D]
   backend_.rms_norm(ws.query.data(), T * nH, D, w.q_norm, eps, ws.query.data());
   backend_.rms_norm(ws.key.data(), T * nKV, D, w.k_norm, eps, ws.key.data());
   const RopeAngles angles{ws.rope_cos.data(), ws.rope_sin.data(), rope_.half_dim()};

@@ -12,10 +12,10 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
   const int64_t nV = config_.linear_num_value_heads, dV = config_.linear_value_head_dim;
   const DeltaNetShape shape{config_.linear_num_key_heads, nV, config_.linear_key_head_dim, dV};
 
-  matmul(ws.normed.data(), T, w.in_proj_qkv, ws.mixed_qkv.data());  // [T, Cv] channels Q | K | V
-  matmul(ws.normed.data(), T, w.in_proj_z, ws.z.data());            // [T, nV·dV]
-  matmul(ws.normed.data(), T, w.in_proj_b, ws.b.data());            // [T, nV]
-  matmul(ws.normed.data(), T, w.in_proj_a, ws.a.data());            // [T, nV]
+  matmuls(ws.normed.data(), T, {{&w.in_proj_qkv, ws.mixed_qkv.data()},  // [T, Cv] channels Q | K | V
+                                {&w.in_proj_z, ws.z.data()},          // [T, nV·dV]
+                                {&w.in_proj_b, ws.b.data()},          // [T, nV]
+                                {&w.in_proj_a, ws.a.data()}});        // [T, nV]
   backend_.deltanet_gates(ws.a.data(), ws.b.data(), T, nV, w.A_log, w.dt_bias, ws.g.data(), ws.beta.data());
 
   int64_t row = 0;

@@ -19,6 +19,10 @@ void Qwen35Model::matmul(const float* x, int64_t rows, const TensorView& w, floa
   backend_.matmul(x, rows, w, y, mode_ == ComputeMode::fast);
 }
 
+void Qwen35Model::matmuls(const float* x, int64_t rows, std::initializer_list<Backend::MatmulOutput> outputs) {
+  backend_.matmuls(x, rows, std::span(outputs.begin(), outputs.size()), mode_ == ComputeMode::fast);
+}
+
 Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws) const {
   const int64_t total = batch.total_tokens();
   if (total > ws.max_tokens)
@@ -91,8 +95,7 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
 }
 
 void Qwen35Model::mlp(const MlpWeights& w, int64_t T, Workspace& ws) {
-  matmul(ws.normed.data(), T, w.gate_proj, ws.mlp_gate.data());
-  matmul(ws.normed.data(), T, w.up_proj, ws.mlp_up.data());
+  matmuls(ws.normed.data(), T, {{&w.gate_proj, ws.mlp_gate.data()}, {&w.up_proj, ws.mlp_up.data()}});
   backend_.silu_mul(ws.mlp_gate.data(), ws.mlp_up.data(), T * config_.intermediate_size, ws.mlp_act.data());
   matmul(ws.mlp_act.data(), T, w.down_proj, ws.mixer_out.data());
 }

@@ -3,6 +3,7 @@
 // the caches and a workspace.
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
 #include "cache/deltanet_state_slots.h"
@@ -42,6 +43,8 @@ class Qwen35Model {
                       DeltaNetStateSlots& states, Workspace& ws);
   void mlp(const MlpWeights& mlp, int64_t tokens, Workspace& ws);
   void matmul(const float* x, int64_t rows, const TensorView& w, float* y);
+  // Projections that share their input, in one backend call (Backend::matmuls).
+  void matmuls(const float* x, int64_t rows, std::initializer_list<Backend::MatmulOutput> outputs);
 
   TextConfig config_;
   Qwen35Weights weights_;

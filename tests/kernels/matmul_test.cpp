@@ -194,6 +194,35 @@ TEST(CpuMatmulBf16Panels, RowResultsIndependentOfBatchAndThreads) {
   }
 }
 
+// matmuls (projections sharing an input): every output bit-identical to its own matmul, whatever
+// the sizes (a 1-panel output, partial panels), the batch and the thread count; mixed layouts too.
+TEST(CpuMatmuls, EachOutputEqualsItsOwnMatmul) {
+  const int64_t k = 300;
+  const Weights a = make_bf16_panel_weights(301, k, 1), b = make_bf16_panel_weights(16, k, 2),
+                c = make_bf16_panel_weights(64, k, 3), rows = make_weights(DType::BF16, 33, k, 4);
+  for (Isa isa : available_isas())
+    for (int threads : {1, 2})
+      for (int64_t m : {1, 13, 70})
+        for (bool mixed : {false, true}) {
+          CpuBackend cpu(isa, threads);
+          const auto x = make_input(m, k, 5);
+          std::vector<const Weights*> weights{&a, &b, &c};
+          if (mixed) weights.push_back(&rows);
+          std::vector<std::vector<float>> together(weights.size()), alone(weights.size());
+          std::vector<Backend::MatmulOutput> outputs;
+          for (size_t i = 0; i < weights.size(); ++i) {
+            together[i].resize(m * weights[i]->view.shape[0]);
+            alone[i].resize(together[i].size());
+            outputs.push_back({&weights[i]->view, together[i].data()});
+            cpu.matmul(x.data(), m, weights[i]->view, alone[i].data(), true);
+          }
+          cpu.matmuls(x.data(), m, outputs, true);
+          for (size_t i = 0; i < weights.size(); ++i)
+            ASSERT_EQ(0, std::memcmp(together[i].data(), alone[i].data(), alone[i].size() * sizeof(float)))
+                << isa_name(isa) << " threads " << threads << " m " << m << " output " << i << (mixed ? " mixed" : "");
+        }
+}
+
 // Int8 × int8 (8- and 16-bit activations): every ISA computes exactly the reference's sequence
 // (exact integer dots, one fma per group in order), so the results are equal bit for bit, tails of
 // panels and groups included.

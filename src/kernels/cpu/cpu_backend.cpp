@@ -3,6 +3,8 @@
 // chunked kernel, attention).
 #include "kernels/cpu/cpu_backend.h"
 
+#include <algorithm>
+
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "kernels/bf16_panels.h"
@@ -27,7 +29,10 @@ CpuBackend::CpuBackend(Isa isa, int threads)
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
   if (w.dtype == DType::I8) return matmul_int8(x, m, w, y);  // activations quantised to int8 either way
-  if (w.layout == WeightLayout::bf16_panels) return matmul_bf16_panels(x, m, w, y, round_input_bf16);
+  if (w.layout == WeightLayout::bf16_panels) {
+    const MatmulOutput output{&w, y};
+    return matmuls(x, m, std::span(&output, 1), round_input_bf16);  // does not come back here for panels
+  }
   const int64_t n = w.shape[0], k = w.shape[1];
   const auto count = static_cast<size_t>(m * k);
   if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
@@ -56,11 +61,28 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
 // Below this many floats of work an op runs on the calling thread: a hand-off costs more.
 constexpr int64_t kParallelFloats = 1 << 14;
 
-void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
+void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
   // The loader packs weights only for fast mode on AVX-512 BF16 (runs_bf16_panels); anything else
-  // (fp32 activations, a forced narrower ISA) gets the reference, which reads panels element-wise.
-  if (isa_ != Isa::avx512 || !round_input_bf16) return ref_.matmul(x, m, w, y, round_input_bf16);
-  const int64_t n = w.shape[0], k = w.shape[1];
+  // (fp32 activations, a forced narrower ISA, other layouts) goes weight by weight — panels then
+  // through the reference, which reads them element-wise.
+  auto is_panels = [](const MatmulOutput& out) { return out.w->layout == WeightLayout::bf16_panels; };
+  const bool panel_kernel = isa_ == Isa::avx512 && round_input_bf16;
+  if (panel_kernel && std::all_of(outputs.begin(), outputs.end(), is_panels)) return matmul_bf16_panels(x, m, outputs);
+  for (const MatmulOutput& out : outputs) {
+    if (!is_panels(out)) matmul(x, m, *out.w, out.y, round_input_bf16);
+    else if (panel_kernel) matmul_bf16_panels(x, m, std::span(&out, 1));
+    else ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
+  }
+}
+
+void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
+  const int64_t k = outputs[0].w->shape[1];
+  int64_t total_panels = 0;
+  for (const MatmulOutput& out : outputs) {
+    DS_CHECK(out.w->shape[1] == k, "matmuls sharing an input need the same k: ", out.w->name, " has ", out.w->shape[1],
+             ", expected ", k);
+    total_panels += bf16_panels(out.w->shape[0]);
+  }
   const auto words = static_cast<size_t>(kernels::bf16_activation_words(m, k));
   if (bf16_tiles_.size() < words) bf16_tiles_.resize(words);
   uint32_t* tiles = bf16_tiles_.data();
@@ -68,9 +90,16 @@ void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, const TensorView&
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
     kernels::pack_bf16_activations_avx512(x, k, begin, end, tiles);
   });
+  // Each thread takes one contiguous range of the outputs' panels, in order (one stream in decode).
   pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(bf16_panels(n), t, threads);
-    if (begin < end) kernels::matmul_bf16_panels_avx512(tiles, m, w, begin, end, y);
+    const auto [begin, end] = ThreadPool::range(total_panels, t, threads);
+    int64_t first = 0;  // the current output's first panel in the concatenation
+    for (const MatmulOutput& out : outputs) {
+      const int64_t count = bf16_panels(out.w->shape[0]);
+      const int64_t lo = std::max(begin, first), hi = std::min(end, first + count);
+      if (lo < hi) kernels::matmul_bf16_panels_avx512(tiles, m, *out.w, lo - first, hi - first, out.y);
+      first += count;
+    }
   });
 }
 

@@ -24,6 +24,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool() { return pool_; }
 
   void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) override;
+  void matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) override;
   bool runs_bf16_panels() const override { return isa_ == Isa::avx512; }
   void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) override;
   void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) override;
@@ -53,8 +54,9 @@ class CpuBackend final : public Backend {
   // hand-off; fn(begin, end, that thread's scratch buffer).
   // Int8 weights: activations quantised per row (int8_activations.h), then the VNNI / AVX2 kernel.
   void matmul_int8(const float* x, int64_t m, const TensorView& w, float* y);
-  // Bf16 panel weights: activations rounded and packed into token tiles, then the AVX-512 BF16 kernel.
-  void matmul_bf16_panels(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16);
+  // Bf16 panel weights: activations rounded and packed into token tiles once, then the AVX-512 BF16
+  // kernel over the panels of every output, split into one contiguous range per thread.
+  void matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs);
   void run_ranges(int64_t count, int64_t work, int64_t align,
                   const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
 
