@@ -5,11 +5,11 @@
 //
 // Cody–Waite reduction x = n·ln2 + r, |r| ≤ ln2/2 (ln2 split in a part exact in n·hi and a tail),
 // then the degree-7 Taylor polynomial of e^r in Horner form (truncation < 2e-8 relative), scaled by
-// 2^n built in the exponent bits. Against std::exp over [−87, 88]: ≤ 1 ulp (tested).
-// Inputs are clamped to [−87.34, 88.37], where 2^n stays a normal float: below it the result is the
-// smallest normal 2^−126 (within 1e-4) instead of a subnormal or 0, above it ~2.4e38 instead of up to 3.4e38 or
-// inf — for SiLU and sigmoid (1 / (1 + e^−x)) both ends give the same values to fp32 precision.
-// NaN stays NaN.
+// 2^n built in the exponent bits. Against std::exp: ≤ 1 ulp over [ln FLT_MIN, 88.37] (tested).
+// Below ln FLT_MIN (−87.34) the result is 0 instead of a subnormal (softmax weights < 1.2e-38 beside
+// the max's 1, SiLU / sigmoid at −87: the same values to fp32 precision); above 88.37, where 2^n
+// would leave the normal range, inputs are clamped: ~2.4e38 instead of up to 3.4e38 or inf (SiLU and
+// sigmoid divide by 1 + e^x there: the same values to fp32 precision). NaN stays NaN.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@ namespace ds {
 
 inline float portable_exp(float x) {
   constexpr float kMin = -87.33654f, kMax = 88.37f;  // n = −126 … 127: 2^n stays a normal float
+  const float input = x;
   x = x < kMin ? kMin : x;  // comparisons with NaN are false: NaN passes through both
   x = x > kMax ? kMax : x;
   // n = round(x / ln2) by the shifter 1.5·2^23: t's low mantissa bits hold n (|n| ≤ 128).
@@ -39,7 +40,7 @@ inline float portable_exp(float x) {
   scale_bits = (t_bits - 0x4B400000u + 127u) << 23;  // 2^n as a float: biased exponent n + 127
   float scale;
   std::memcpy(&scale, &scale_bits, 4);
-  return p * scale;
+  return input < kMin ? 0.0f : p * scale;
 }
 
 }  // namespace ds
