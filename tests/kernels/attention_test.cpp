@@ -64,6 +64,7 @@ const Shape kShapes[] = {
     {6, 1, 48, 33, 19, 4},    // GQA group of 6 (register tiles of 4 + 2 heads), blocks of 4
     {3, 3, 17, 5, 3, 2},      // no GQA, head_dim 16 + 1, blocks of 2
     {12, 4, 128, 100, 24, 8}, // group of 3
+    {8, 2, 256, 150, 45, 16}, // several key blocks, a partial tile of query positions
 };
 
 std::vector<std::unique_ptr<Backend>> cpu_backends() {
