@@ -95,7 +95,8 @@ TEST(CpuAttention, TileSizeChangesNoBit) {
     for (const auto* build : builds) {
       std::vector<float> expected;
       for (const int64_t positions : {int64_t{1}, int64_t{3}, kernels::kAttentionTilePositions}) {
-        std::vector<float> scores(static_cast<size_t>(positions * group * (s.start_pos + s.n))), out(c.q.size());
+        const int64_t floats = kernels::attention_tile_floats(positions, group, s.start_pos + s.n);
+        std::vector<float> scores(static_cast<size_t>(floats)), out(c.q.size());
         build->attention(c.q.data(), s.n, s.start_pos, s.heads, c.table.data(), c.pool.layer(0), 0.3f, out.data(), 0,
                          s.heads, scores.data(), static_cast<int64_t>(scores.size()));
         if (expected.empty()) expected = out;
