@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -15,6 +16,7 @@
 
 namespace ds::kernels {
 namespace {
+#include "kernels/attention_exp.inc"
 #include "kernels/attention_tiled.inc"
 #include "kernels/conv.inc"
 #include "kernels/elementwise.inc"
