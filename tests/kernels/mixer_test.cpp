@@ -1,11 +1,10 @@
-// Conv and attention: the CPU builds (AVX2, AVX-512, any thread count) are bit-identical to the
-// reference, on odd sizes with tails, a cached conv state and a shuffled block table.
+// Conv and element-wise ops: the CPU builds (AVX2, AVX-512, any thread count) are bit-identical to
+// the reference, on odd sizes with tails and a cached conv state (attention: attention_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "cache/kv_block_pool.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/ref/ref_backend.h"
 #include "util/random.h"
@@ -46,23 +45,6 @@ TEST(CpuMixer, ConvIsBitIdenticalToReference) {
   };
   const auto expected = run(ref);
   for (const auto& backend : cpu_backends()) EXPECT_EQ(run(*backend), expected) << backend->name();
-}
-
-TEST(CpuMixer, AttentionIsBitIdenticalToReference) {
-  const int64_t heads = 6, kv_heads = 2, D = 40, start = 20, n = 7;
-  KvBlockPool pool(8, 16, 1, kv_heads, D);
-  const std::vector<int32_t> table{5, 2};  // positions 0..15 in block 5, 16..31 in block 2
-  const auto keys = random_vector((start + n) * kv_heads * D, 4), values = random_vector((start + n) * kv_heads * D, 5);
-  const auto q = random_vector(n * heads * D, 6);
-  RefBackend ref;
-  ref.kv_write(keys.data(), values.data(), start + n, 0, table.data(), pool.layer(0));
-  std::vector<float> expected(n * heads * D);
-  ref.attention(q.data(), n, start, heads, table.data(), pool.layer(0), 0.125f, expected.data());
-  for (const auto& backend : cpu_backends()) {
-    std::vector<float> out(n * heads * D);
-    backend->attention(q.data(), n, start, heads, table.data(), pool.layer(0), 0.125f, out.data());
-    EXPECT_EQ(out, expected) << backend->name();
-  }
 }
 
 TEST(CpuElementwise, NormsActivationsAndRopeAreBitIdenticalToReference) {

@@ -231,17 +231,19 @@ void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels,
   });
 }
 
-// Query heads are independent: each thread runs a contiguous range of heads over all tokens.
+// Query heads are independent: each thread runs a contiguous range of heads over all tokens (with
+// 8 heads on 2 threads, one GQA group each, so each thread streams only its own kv head).
 void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                            const KvLayerView& kv, float scale, float* out) {
   if (isa_ == Isa::scalar) return ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
   auto kernel = portable_->attention;
+  const int64_t scores_floats = kernels::attention_scratch_floats(n, start_pos, num_heads / kv.num_kv_heads);
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(num_heads, t, threads);
     if (begin >= end) return;
     std::vector<float>& scores = thread_buffers_[t];
-    if (scores.size() < static_cast<size_t>(start_pos + n)) scores.resize(static_cast<size_t>(start_pos + n));
-    kernel(q, n, start_pos, num_heads, block_table, kv, scale, out, begin, end, scores.data());
+    if (scores.size() < static_cast<size_t>(scores_floats)) scores.resize(static_cast<size_t>(scores_floats));
+    kernel(q, n, start_pos, num_heads, block_table, kv, scale, out, begin, end, scores.data(), scores_floats);
   });
 }
 

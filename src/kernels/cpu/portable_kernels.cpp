@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/portable_exp.h"
 #include "kernels/weight_access.h"
@@ -14,14 +17,15 @@
 
 namespace ds::kernels {
 namespace {
-#include "kernels/attention.inc"
+#include "kernels/attention_exp.inc"
+#include "kernels/attention_tiled.inc"
 #include "kernels/conv.inc"
 #include "kernels/elementwise.inc"
 #include "kernels/gated_delta_rule.inc"
 }  // namespace
 
 const PortableKernels& DS_PORTABLE_KERNELS_ENTRY() {
-  static const PortableKernels table{delta_recurrent_heads, delta_chunked_heads, conv_channels,   attention_heads,
+  static const PortableKernels table{delta_recurrent_heads, delta_chunked_heads, conv_channels,   attention_heads_tiled,
                                      rms_norm_rows,         rms_norm_gated_rows, silu_mul_range,  sigmoid_gate_range,
                                      add_range,             rope_tokens};
   return table;

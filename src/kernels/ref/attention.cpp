@@ -1,12 +1,15 @@
 // Reference attention and KV write: the shared loops of attention.inc, one head after another.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/ref/ref_backend.h"
 
 namespace ds {
 namespace {
+#include "kernels/attention_exp.inc"
 #include "kernels/attention.inc"
 }  // namespace
 

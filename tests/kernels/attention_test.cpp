@@ -1,0 +1,137 @@
+// Paged attention: the CPU builds (AVX2, AVX-512, 1–3 threads), whose kernel is tiled
+// (attention_tiled.inc), are bit-identical to the reference loops (attention.inc) on odd shapes —
+// head_dim with tails, partial and tiny blocks, a shuffled block table, start_pos 0 and > 0, a single
+// query and more queries than a tile holds, GQA groups of 1, 3, 4 and 6 heads — and the tile size
+// (the scratch the caller gives) changes no bit; attention_exp stays within 1 ulp of exp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "cache/kv_block_pool.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/portable_kernels.h"
+#include "kernels/ref/ref_backend.h"
+#include "util/random.h"
+
+namespace ds {
+namespace {
+#include "kernels/attention_exp.inc"
+
+std::vector<float> random_vector(size_t n, uint64_t seed) {
+  Xoshiro256 rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = rng.uniform() * 4.0f - 2.0f;
+  return v;
+}
+
+struct Shape {
+  int64_t heads, kv_heads, head_dim, start_pos, n, block_size;
+};
+
+// One sequence's cache filled with positions 0 .. start_pos + n − 1 through a shuffled block table.
+struct Case {
+  explicit Case(const Shape& s)
+      : shape(s),
+        blocks((s.start_pos + s.n + s.block_size - 1) / s.block_size),
+        pool(blocks + 3, s.block_size, 1, s.kv_heads, s.head_dim),
+        table(static_cast<size_t>(blocks)),
+        q(random_vector(s.n * s.heads * s.head_dim, 3)) {
+    std::iota(table.begin(), table.end(), 3);  // leave blocks 0 .. 2 unused
+    Xoshiro256 rng(4);
+    for (size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[rng.next() % i]);
+    const int64_t tokens = s.start_pos + s.n, row = s.kv_heads * s.head_dim;
+    const auto keys = random_vector(tokens * row, 5), values = random_vector(tokens * row, 6);
+    RefBackend().kv_write(keys.data(), values.data(), tokens, 0, table.data(), pool.layer(0));
+  }
+  std::vector<float> run(Backend& backend) {
+    std::vector<float> out(q.size());
+    backend.attention(q.data(), shape.n, shape.start_pos, shape.heads, table.data(), pool.layer(0), 0.3f, out.data());
+    return out;
+  }
+
+  Shape shape;
+  int64_t blocks;
+  KvBlockPool pool;
+  std::vector<int32_t> table;
+  std::vector<float> q;  // [n, heads, head_dim]
+};
+
+const Shape kShapes[] = {
+    {6, 2, 40, 20, 7, 16},    // head_dim tail of 8, the last block partial
+    {8, 2, 256, 0, 37, 16},   // the 2B's heads, three tiles of query positions from position 0
+    {8, 2, 72, 45, 1, 16},    // one decode query; head_dim = 64 + 8
+    {6, 1, 48, 33, 19, 4},    // GQA group of 6 (register tiles of 4 + 2 heads), blocks of 4
+    {3, 3, 17, 5, 3, 2},      // no GQA, head_dim 16 + 1, blocks of 2
+    {12, 4, 128, 100, 24, 8}, // group of 3
+    {8, 2, 256, 150, 45, 16}, // several key blocks, a partial tile of query positions
+};
+
+std::vector<std::unique_ptr<Backend>> cpu_backends() {
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (Isa isa : {Isa::avx2, Isa::avx512})
+    if (detect_isa() >= isa)
+      for (int threads : {1, 2, 3}) backends.push_back(std::make_unique<CpuBackend>(isa, threads));
+  return backends;
+}
+
+TEST(CpuAttention, IsBitIdenticalToReference) {
+  for (const Shape& s : kShapes) {
+    Case c(s);
+    RefBackend ref;
+    const auto expected = c.run(ref);
+    for (const auto& backend : cpu_backends())
+      EXPECT_EQ(c.run(*backend), expected) << backend->name() << ", heads " << s.heads << ", head_dim " << s.head_dim;
+  }
+}
+
+TEST(CpuAttention, TileSizeChangesNoBit) {
+  for (const Shape& s : kShapes) {
+    Case c(s);
+    const int64_t group = s.heads / s.kv_heads;
+    std::vector<const kernels::PortableKernels*> builds;
+    if (detect_isa() >= Isa::avx2) builds.push_back(&kernels::portable_kernels_avx2());
+    if (detect_isa() >= Isa::avx512) builds.push_back(&kernels::portable_kernels_avx512());
+    for (const auto* build : builds) {
+      std::vector<float> expected;
+      for (const int64_t positions : {int64_t{1}, int64_t{3}, kernels::kAttentionTilePositions}) {
+        const int64_t floats = kernels::attention_tile_floats(positions, group, s.start_pos + s.n);
+        std::vector<float> scores(static_cast<size_t>(floats)), out(c.q.size());
+        build->attention(c.q.data(), s.n, s.start_pos, s.heads, c.table.data(), c.pool.layer(0), 0.3f, out.data(), 0,
+                         s.heads, scores.data(), static_cast<int64_t>(scores.size()));
+        if (expected.empty()) expected = out;
+        else EXPECT_EQ(out, expected) << positions << " positions per tile, heads " << s.heads;
+      }
+    }
+  }
+}
+
+// Distance in units in the last place between two positive floats.
+int64_t ulps(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  return std::abs(int64_t{ia} - int64_t{ib});
+}
+
+TEST(AttentionExp, WithinOneUlpOfExpDownToFltMin) {
+  int64_t worst = 0;
+  for (float x = 0.0f; x >= -87.33f; x = std::nextafter(x, -100.0f) - 1e-5f) {  // ~8.7M points
+    const auto exact = static_cast<float>(std::exp(static_cast<double>(x)));
+    worst = std::max(worst, ulps(attention_exp(x), exact));
+  }
+  EXPECT_LE(worst, 1);  // exhaustively over every float in [ln FLT_MIN, 0], 1 ulp is the worst
+  EXPECT_EQ(attention_exp(0.0f), 1.0f);
+  EXPECT_EQ(attention_exp(-0.0f), 1.0f);
+  EXPECT_EQ(attention_exp(-88.0f), 0.0f);
+  EXPECT_EQ(attention_exp(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(attention_exp(std::numeric_limits<float>::quiet_NaN())));
+}
+
+}  // namespace
+}  // namespace ds
