@@ -1,6 +1,7 @@
-// CpuBackend: matmul is vectorised and threaded (each thread one contiguous range of weight rows);
-// the other ops still run the scalar reference, in order of their share of the time (next: DeltaNet
-// chunked kernel, attention).
+// CpuBackend: hand-written matmul kernels (bf16 panels, int8 VNNI, row-major fallbacks), threaded
+// with each thread on one contiguous range of weight rows; the token mixers, norms and element-wise
+// ops run this ISA's build of the portable kernels, split over threads by heads, channels or rows;
+// embedding, DeltaNet gates and KV writes (copies or tiny) run the scalar reference.
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>

@@ -17,7 +17,6 @@
 
 namespace ds::kernels {
 namespace {
-#include "kernels/attention_exp.inc"
 #include "kernels/attention_tiled.inc"
 #include "kernels/conv.inc"
 #include "kernels/elementwise.inc"

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/portable_exp.h"
 #include "kernels/ref/ref_backend.h"
 
 namespace ds {
 namespace {
-#include "kernels/attention_exp.inc"
 #include "kernels/attention.inc"
 }  // namespace
 
