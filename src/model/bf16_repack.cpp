@@ -12,26 +12,22 @@ std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, int thr
       views.push_back(view);
   *released = 0;
   if (views.empty()) return nullptr;
-  uint64_t total = 0;  // packed sizes are multiples of 128 bytes: every weight starts 128-byte aligned
-  for (const TensorView* view : views) total += static_cast<uint64_t>(bf16_packed_bytes(view->shape[0], view->shape[1]));
-  auto arena = std::make_unique<WeightArena>(total);
-  uint64_t offset = 0;
-  for (TensorView* view : views) {
-    const TensorView source = *view;
-    const int64_t n = source.shape[0], k = source.shape[1];
-    std::byte* packed = arena->data() + offset;
-    parallel_for(static_cast<size_t>(bf16_panels(n)), threads, [&](size_t begin, size_t end) {
-      bf16_pack_panels(source.data, n, k, static_cast<int64_t>(begin) * kBf16PanelRows,
-                       std::min(n, static_cast<int64_t>(end) * kBf16PanelRows), packed);
-    });
-    view->name = source.name + " (bf16 panels)";
-    view->data = packed;
-    view->nbytes = static_cast<uint64_t>(bf16_packed_bytes(n, k));
-    view->layout = WeightLayout::bf16_panels;
-    offset += view->nbytes;
-    *released += release_source_pages(source);
-  }
-  return arena;
+  return repack_into_arena(
+      views, [](const TensorView& w) { return static_cast<uint64_t>(bf16_packed_bytes(w.shape[0], w.shape[1])); },
+      [&](const TensorView& source, std::byte* packed) {
+        const int64_t n = source.shape[0], k = source.shape[1];
+        parallel_for(static_cast<size_t>(bf16_panels(n)), threads, [&](size_t begin, size_t end) {
+          bf16_pack_panels(source.data, n, k, static_cast<int64_t>(begin) * kBf16PanelRows,
+                           std::min(n, static_cast<int64_t>(end) * kBf16PanelRows), packed);
+        });
+        TensorView view = source;
+        view.name = source.name + " (bf16 panels)";
+        view.data = packed;
+        view.nbytes = static_cast<uint64_t>(bf16_packed_bytes(n, k));
+        view.layout = WeightLayout::bf16_panels;
+        return view;
+      },
+      released);
 }
 
 }  // namespace ds

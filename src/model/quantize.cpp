@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <unordered_set>
 
 #include "kernels/int8_panels.h"
@@ -74,19 +75,16 @@ std::unordered_set<const TensorView*> sixteen_bit_inputs(Qwen35Weights& weights)
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released) {
   const std::vector<TensorView*> views = matmul_weights(weights);
   const std::unordered_set<const TensorView*> wide = sixteen_bit_inputs(weights);
-  uint64_t total = 0;  // packed sizes are multiples of 64 bytes: every weight starts 64-byte aligned
-  for (const TensorView* view : views) total += static_cast<uint64_t>(int8_packed_bytes(view->shape[0], view->shape[1]));
-  auto arena = std::make_unique<WeightArena>(total);
-  uint64_t offset = 0;
-  *released = 0;
-  for (TensorView* view : views) {
-    const TensorView source = *view;
-    *view = quantize(source, arena->data() + offset, threads);
-    view->activation_planes = wide.count(view) ? 2 : 1;
-    offset += view->nbytes;
-    *released += release_source_pages(source);
-  }
-  return arena;
+  std::unordered_set<std::string> wide_names;  // the views are rewritten in place: keep their names
+  for (const TensorView* view : wide) wide_names.insert(view->name);
+  return repack_into_arena(
+      views, [](const TensorView& w) { return static_cast<uint64_t>(int8_packed_bytes(w.shape[0], w.shape[1])); },
+      [&](const TensorView& source, std::byte* packed) {
+        TensorView view = quantize(source, packed, threads);
+        view.activation_planes = wide_names.count(source.name) ? 2 : 1;
+        return view;
+      },
+      released);
 }
 
 }  // namespace ds

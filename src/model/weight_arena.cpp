@@ -30,4 +30,23 @@ uint64_t release_source_pages(const TensorView& view) {
   return end - begin;
 }
 
+std::unique_ptr<WeightArena> repack_into_arena(std::span<TensorView* const> views,
+                                               const std::function<uint64_t(const TensorView&)>& packed_bytes,
+                                               const std::function<TensorView(const TensorView&, std::byte*)>& pack,
+                                               uint64_t* released) {
+  uint64_t total = 0;
+  for (const TensorView* view : views) total += packed_bytes(*view);
+  auto arena = std::make_unique<WeightArena>(total);
+  uint64_t offset = 0;
+  *released = 0;
+  for (TensorView* view : views) {
+    const TensorView source = *view;
+    const uint64_t bytes = packed_bytes(source);
+    *view = pack(source, arena->data() + offset);
+    offset += bytes;
+    *released += release_source_pages(source);
+  }
+  return arena;
+}
+
 }  // namespace ds

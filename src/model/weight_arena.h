@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 
 #include "io/tensor_view.h"
 
@@ -32,5 +34,13 @@ class WeightArena {
 // mapped, so a later read (an embedding row of a tied head) faults its page back in from the page
 // cache. Returns the bytes released.
 uint64_t release_source_pages(const TensorView& view);
+
+// Repacks `views` into one new arena, in order: packed_bytes(view) bytes each (multiples of 64, so
+// every copy starts 64-byte aligned), pack(source, destination) fills them and returns the new view,
+// which replaces *view; each source's mapped pages are then released (*released: their bytes).
+std::unique_ptr<WeightArena> repack_into_arena(std::span<TensorView* const> views,
+                                               const std::function<uint64_t(const TensorView&)>& packed_bytes,
+                                               const std::function<TensorView(const TensorView&, std::byte*)>& pack,
+                                               uint64_t* released);
 
 }  // namespace ds

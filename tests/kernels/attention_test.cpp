@@ -17,17 +17,13 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "kernels/ref/ref_backend.h"
+#include "test_util.h"
 #include "util/random.h"
 
 namespace ds {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = rng.uniform() * 4.0f - 2.0f;
-  return v;
-}
+std::vector<float> random_vector(size_t n, uint64_t seed) { return test::random_floats(n, seed, -2.0f, 2.0f); }
 
 struct Shape {
   int64_t heads, kv_heads, head_dim, start_pos, n, block_size;

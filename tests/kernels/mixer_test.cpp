@@ -7,17 +7,13 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/ref/ref_backend.h"
+#include "test_util.h"
 #include "util/random.h"
 
 namespace ds {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = rng.uniform() * 2.0f - 1.0f;
-  return v;
-}
+std::vector<float> random_vector(size_t n, uint64_t seed) { return test::random_floats(n, seed, -1.0f, 1.0f); }
 
 std::vector<std::unique_ptr<Backend>> cpu_backends() {
   std::vector<std::unique_ptr<Backend>> backends;

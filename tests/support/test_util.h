@@ -1,4 +1,5 @@
-// Test helpers: a temporary directory removed at scope exit, whole-file read/write, random token ids.
+// Test helpers: a temporary directory removed at scope exit, whole-file read/write, random floats and
+// token ids.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,6 +28,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// n floats uniform in [lo, hi), deterministic in the seed.
+inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  Xoshiro256 rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = lo + rng.uniform() * (hi - lo);
+  return v;
+}
 
 // n token ids in [0, vocab), deterministic in the seed.
 inline std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
