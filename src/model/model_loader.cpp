@@ -35,7 +35,8 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
     loaded.repacked = quantize_weights_int8(bound, threads, &released);
     log::info("weights: quantised to int8 (a scale per ", kInt8Group, " inputs) in ", seconds(), " s: ",
               human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
-  } else if (format == WeightFormat::native && mode == ComputeMode::fast && backend.runs_bf16_panels()) {
+  } else if (format == WeightFormat::native && Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast &&
+             backend.runs_bf16_panels()) {  // panels run only on bf16 inputs: the fast mode
     loaded.repacked = repack_weights_bf16(bound, threads, &released);
     if (loaded.repacked)
       log::info("weights: bf16 matmul weights repacked into panels in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),

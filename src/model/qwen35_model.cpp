@@ -9,10 +9,17 @@
 namespace ds {
 
 Qwen35Model::Qwen35Model(const ModelConfig& config, Qwen35Weights weights, Backend& backend, ComputeMode mode)
-    : config_(config.text), weights_(std::move(weights)), backend_(backend), mode_(mode), rope_(config.text) {
-  if (weights_.embed_tokens.dtype == DType::F32) mode_ = ComputeMode::f32;  // fp32 checkpoints compute in fp32
+    : config_(config.text),
+      weights_(std::move(weights)),
+      backend_(backend),
+      mode_(effective_mode(mode, weights_)),
+      rope_(config.text) {
   int64_t full = 0, linear = 0;
   for (LayerType type : config_.layer_types) cache_index_.push_back(type == LayerType::full_attention ? full++ : linear++);
+}
+
+ComputeMode Qwen35Model::effective_mode(ComputeMode requested, const Qwen35Weights& weights) {
+  return weights.embed_tokens.dtype == DType::F32 ? ComputeMode::f32 : requested;
 }
 
 void Qwen35Model::matmul(const float* x, int64_t rows, const TensorView& w, float* y) {

@@ -25,6 +25,8 @@ enum class ComputeMode { f32, fast };
 class Qwen35Model {
  public:
   Qwen35Model(const ModelConfig& config, Qwen35Weights weights, Backend& backend, ComputeMode mode);
+  // The mode a model computes in: fp32 checkpoints (fp32 embeddings) always compute in fp32.
+  static ComputeMode effective_mode(ComputeMode requested, const Qwen35Weights& weights);
 
   const TextConfig& config() const { return config_; }
   ComputeMode mode() const { return mode_; }
