@@ -51,37 +51,36 @@ TensorView quantize(const TensorView& w, std::byte* packed, int threads) {
                     kInt8Group};
 }
 
-// The matmuls that get 16-bit activations.
-std::unordered_set<const TensorView*> sixteen_bit_inputs(Qwen35Weights& weights) {
-  std::unordered_set<const TensorView*> views;
-  for (DecoderLayerWeights& layer : weights.layers) {
+// The names of the matmul weights that get 16-bit activations (names: the views are rewritten as
+// they are packed).
+std::unordered_set<std::string> sixteen_bit_inputs(const Qwen35Weights& weights) {
+  std::unordered_set<std::string> names;
+  for (const DecoderLayerWeights& layer : weights.layers) {
     // The DeltaNet's q / k / v, output gate z and output projection: their errors enter a recurrent
     // state that carries them over the whole sequence. On the 2B shape's 512-token run int8
     // activations there took mean KL to bf16 from 0.0075 (weight-only int8) to 0.017; int8
     // activations on every other matmul cost little (docs/numerics.md).
     if (layer.type == LayerType::linear_attention)
       for (const TensorView* w : {&layer.deltanet.in_proj_qkv, &layer.deltanet.in_proj_z, &layer.deltanet.out_proj})
-        views.insert(w);
+        names.insert(w->name);
     // down_proj too: its input (SiLU(gate) · up) has the widest range of any matmul input, and
     // 16-bit activations there bring the 2B run's mean KL from 0.0105 to 0.0089 (≤ 0.01, the
     // target) for about 13% more prefill matmul time (measured with the others above).
-    views.insert(&layer.mlp.down_proj);
+    names.insert(layer.mlp.down_proj.name);
   }
-  return views;
+  return names;
 }
 
 }  // namespace
 
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released) {
   const std::vector<TensorView*> views = matmul_weights(weights);
-  const std::unordered_set<const TensorView*> wide = sixteen_bit_inputs(weights);
-  std::unordered_set<std::string> wide_names;  // the views are rewritten in place: keep their names
-  for (const TensorView* view : wide) wide_names.insert(view->name);
+  const std::unordered_set<std::string> wide = sixteen_bit_inputs(weights);
   return repack_into_arena(
       views, [](const TensorView& w) { return static_cast<uint64_t>(int8_packed_bytes(w.shape[0], w.shape[1])); },
       [&](const TensorView& source, std::byte* packed) {
         TensorView view = quantize(source, packed, threads);
-        view.activation_planes = wide_names.count(source.name) ? 2 : 1;
+        view.activation_planes = wide.count(source.name) ? 2 : 1;
         return view;
       },
       released);
