@@ -89,7 +89,7 @@ void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const M
   uint32_t* tiles = bf16_tiles_.data();
   // Rows are rounded and placed independently, so splitting them over threads changes no bit.
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
-    kernels::pack_bf16_activations_avx512(x, k, begin, end, tiles);
+    kernels::pack_bf16_activations_avx512(x, m, k, begin, end, tiles);
   });
   // Each thread takes one contiguous range of the outputs' panels, in order (one stream in decode).
   pool_.run([&](int t, int threads) {

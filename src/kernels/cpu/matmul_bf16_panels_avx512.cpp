@@ -23,14 +23,13 @@ namespace {
 
 constexpr int64_t kTile = kBf16TileTokens;
 
-// y[r, 0 .. 32) (+)= Σ_j x[j·kTile + r] · panel pair j, for tokens r < R; lanes past `mask` untouched.
+// y[r, 0 .. 32) (+)= Σ_j x[j·R + r] · panel pair j, for tokens r < R; lanes past `mask` untouched.
 // x: the tile's packed pairs from the block's first pair; w: the panel from the same pair.
-// Decode streams each panel once from memory: one sequential stream per thread, which the hardware
-// prefetcher alone keeps only ~75% busy here; prefetching 4 KiB ahead of the loads brings a 1-thread
-// 256 MiB stream from 22.4 to 29.5 GB/s (the row-major kernel: 28.6), measured on 2 MiB pages.
-constexpr int64_t kStreamAhead = 4096;
-
-template <int R, bool kStream>
+// Decode streams each panel once from memory, one sequential stream per thread, which the hardware
+// prefetcher follows alone: with the token's pairs contiguous, software prefetches 1–8 KiB ahead
+// were no faster on 2 threads and 4% slower on 1 (model decode, 3 A/B pairs each; an earlier gain
+// from them came from the 12-word activation stride this kernel no longer has).
+template <int R>
 void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_t ldy, __mmask16 mask0,
           __mmask16 mask1, bool accumulate) {
   __m512 acc[R][2];
@@ -41,12 +40,8 @@ void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_
   for (int64_t j = 0; j < pairs; ++j) {
     const auto w0 = (__m512bh)_mm512_loadu_si512(w + j * kBf16PairBytes);
     const auto w1 = (__m512bh)_mm512_loadu_si512(w + j * kBf16PairBytes + 64);
-    if constexpr (kStream) {  // may run past the weight's end: prefetches never fault
-      _mm_prefetch(reinterpret_cast<const char*>(w + j * kBf16PairBytes + kStreamAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w + j * kBf16PairBytes + kStreamAhead + 64), _MM_HINT_T0);
-    }
     for (int r = 0; r < R; ++r) {
-      const auto xb = (__m512bh)_mm512_set1_epi32(static_cast<int>(x[j * kTile + r]));
+      const auto xb = (__m512bh)_mm512_set1_epi32(static_cast<int>(x[j * R + r]));
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], xb, w0);
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], xb, w1);
     }
@@ -58,10 +53,8 @@ void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_
 }
 
 using Tile = void (*)(const uint32_t*, const std::byte*, int64_t, float*, int64_t, __mmask16, __mmask16, bool);
-template <bool kStream>
-constexpr Tile kTiles[kTile] = {tile<1, kStream>, tile<2, kStream>, tile<3, kStream>,  tile<4, kStream>,
-                                tile<5, kStream>, tile<6, kStream>, tile<7, kStream>,  tile<8, kStream>,
-                                tile<9, kStream>, tile<10, kStream>, tile<11, kStream>, tile<12, kStream>};
+constexpr Tile kTiles[kTile] = {tile<1>, tile<2>, tile<3>, tile<4>,  tile<5>,  tile<6>,
+                                tile<7>, tile<8>, tile<9>, tile<10>, tile<11>, tile<12>};
 static_assert(kTile == 12);
 
 // Blocking for many tokens: a tile spends kPairBlock pairs (a 128 KiB slice of its panel, from L2)
@@ -76,12 +69,14 @@ constexpr int64_t kTileBlock = 64;
 
 }  // namespace
 
-void pack_bf16_activations_avx512(const float* x, int64_t k, int64_t r_begin, int64_t r_end, uint32_t* out) {
+void pack_bf16_activations_avx512(const float* x, int64_t m, int64_t k, int64_t r_begin, int64_t r_end,
+                                  uint32_t* out) {
   const int64_t pairs = bf16_pairs(k);
-  const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32(static_cast<int>(kTile)));
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (int64_t r = r_begin; r < r_end; ++r) {
     const float* row = x + r * k;
+    const int64_t stride = std::min(kTile, m - r / kTile * kTile);  // the tile's token count
+    const __m512i lanes = _mm512_mullo_epi32(iota, _mm512_set1_epi32(static_cast<int>(stride)));
     uint32_t* base = out + r / kTile * pairs * kTile + r % kTile;
     for (int64_t j0 = 0; j0 < pairs; j0 += 16) {  // 32 inputs → 16 pairs, rounded to nearest even
       const int64_t first = 2 * j0, count = std::min<int64_t>(32, k - first);
@@ -91,7 +86,8 @@ void pack_bf16_activations_avx512(const float* x, int64_t k, int64_t r_begin, in
                                                   _mm512_maskz_loadu_ps(in0, row + first));
       const int64_t out_pairs = std::min<int64_t>(16, pairs - j0);
       const auto mask = static_cast<__mmask16>(out_pairs >= 16 ? 0xffff : (1u << out_pairs) - 1);
-      _mm512_mask_i32scatter_epi32(base + j0 * kTile, mask, lanes, (__m512i)packed, 4);
+      if (stride == 1) _mm512_mask_storeu_epi32(base + j0, mask, (__m512i)packed);
+      else _mm512_mask_i32scatter_epi32(base + j0 * stride, mask, lanes, (__m512i)packed, 4);
     }
   }
 }
@@ -109,7 +105,7 @@ void matmul_bf16_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& 
   if (tiles == 1) {  // decode and small batches: each panel streams once over the whole k, in order
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const auto [mask0, mask1] = masks(p);
-      kTiles<true>[m - 1](xp, w.data + p * panel_bytes, pairs, y + p * kBf16PanelRows, n, mask0, mask1, false);
+      kTiles[m - 1](xp, w.data + p * panel_bytes, pairs, y + p * kBf16PanelRows, n, mask0, mask1, false);
     }
     return;
   }
@@ -122,7 +118,7 @@ void matmul_bf16_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& 
         const std::byte* panel = w.data + p * panel_bytes + j0 * kBf16PairBytes;
         for (int64_t t = t0; t < t_end; ++t) {
           const int64_t rows = std::min(kTile, m - t * kTile);
-          kTiles<false>[rows - 1](xp + t * tile_words + j0 * kTile, panel, block_pairs, y + t * kTile * n + p * kBf16PanelRows,
+          kTiles[rows - 1](xp + t * tile_words + j0 * rows, panel, block_pairs, y + t * kTile * n + p * kBf16PanelRows,
                            n, mask0, mask1, j0 > 0);
         }
       }
