@@ -13,7 +13,7 @@ std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, int thr
   *released = 0;
   if (views.empty()) return nullptr;
   return repack_into_arena(
-      views, [](const TensorView& w) { return static_cast<uint64_t>(bf16_packed_bytes(w.shape[0], w.shape[1])); },
+      "repacking bf16 weights into panels", views, [](const TensorView& w) { return static_cast<uint64_t>(bf16_packed_bytes(w.shape[0], w.shape[1])); },
       [&](const TensorView& source, std::byte* packed) {
         const int64_t n = source.shape[0], k = source.shape[1];
         parallel_for(static_cast<size_t>(bf16_panels(n)), threads, [&](size_t begin, size_t end) {

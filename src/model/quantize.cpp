@@ -77,7 +77,7 @@ std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int t
   const std::vector<TensorView*> views = matmul_weights(weights);
   const std::unordered_set<std::string> wide = sixteen_bit_inputs(weights);
   return repack_into_arena(
-      views, [](const TensorView& w) { return static_cast<uint64_t>(int8_packed_bytes(w.shape[0], w.shape[1])); },
+      "quantising weights to int8", views, [](const TensorView& w) { return static_cast<uint64_t>(int8_packed_bytes(w.shape[0], w.shape[1])); },
       [&](const TensorView& source, std::byte* packed) {
         TensorView view = quantize(source, packed, threads);
         view.activation_planes = wide.count(source.name) ? 2 : 1;

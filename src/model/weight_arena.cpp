@@ -8,6 +8,7 @@
 
 #include "util/check.h"
 #include "util/human.h"
+#include "util/progress.h"
 
 namespace ds {
 
@@ -30,13 +31,17 @@ uint64_t release_source_pages(const TensorView& view) {
   return end - begin;
 }
 
-std::unique_ptr<WeightArena> repack_into_arena(std::span<TensorView* const> views,
+std::unique_ptr<WeightArena> repack_into_arena(const std::string& label, std::span<TensorView* const> views,
                                                const std::function<uint64_t(const TensorView&)>& packed_bytes,
                                                const std::function<TensorView(const TensorView&, std::byte*)>& pack,
                                                uint64_t* released) {
-  uint64_t total = 0;
-  for (const TensorView* view : views) total += packed_bytes(*view);
+  uint64_t total = 0, source_bytes = 0;
+  for (const TensorView* view : views) {
+    total += packed_bytes(*view);
+    source_bytes += view->nbytes;
+  }
   auto arena = std::make_unique<WeightArena>(total);
+  Progress progress(label, source_bytes, true);
   uint64_t offset = 0;
   *released = 0;
   for (TensorView* view : views) {
@@ -45,6 +50,7 @@ std::unique_ptr<WeightArena> repack_into_arena(std::span<TensorView* const> view
     *view = pack(source, arena->data() + offset);
     offset += bytes;
     *released += release_source_pages(source);
+    progress.advance(source.nbytes);
   }
   return arena;
 }
