@@ -223,6 +223,34 @@ TEST(CpuMatmuls, EachOutputEqualsItsOwnMatmul) {
         }
 }
 
+// Int8 matmuls: outputs sharing an activation width go through one quantisation and one range of
+// panels per thread; each output is still bit-identical to its own matmul, with neighbours of both
+// widths (the DeltaNet's qkv, z at 16 bits then b, a at 8) and a 1-panel output between them.
+TEST(CpuMatmuls, Int8OutputsEqualTheirOwnMatmul) {
+  const int64_t k = 300;
+  const Weights a = make_int8_weights(301, k, 1, 2), b = make_int8_weights(70, k, 2, 2),
+                c = make_int8_weights(16, k, 3, 1), d = make_int8_weights(33, k, 4, 1);
+  for (Isa isa : available_isas())
+    for (int threads : {1, 2, 3})
+      for (int64_t m : {1, 7, 70}) {
+        CpuBackend cpu(isa, threads);
+        const auto x = make_input(m, k, 5);
+        const std::vector<const Weights*> weights{&a, &b, &c, &d};
+        std::vector<std::vector<float>> together(weights.size()), alone(weights.size());
+        std::vector<Backend::MatmulOutput> outputs;
+        for (size_t i = 0; i < weights.size(); ++i) {
+          together[i].resize(m * weights[i]->view.shape[0]);
+          alone[i].resize(together[i].size());
+          outputs.push_back({&weights[i]->view, together[i].data()});
+          cpu.matmul(x.data(), m, weights[i]->view, alone[i].data(), true);
+        }
+        cpu.matmuls(x.data(), m, outputs, true);
+        for (size_t i = 0; i < weights.size(); ++i)
+          ASSERT_EQ(0, std::memcmp(together[i].data(), alone[i].data(), alone[i].size() * sizeof(float)))
+              << isa_name(isa) << " threads " << threads << " m " << m << " output " << i;
+      }
+}
+
 // Int8 × int8 (8- and 16-bit activations): every ISA computes exactly the reference's sequence
 // (exact integer dots, one fma per group in order), so the results are equal bit for bit, tails of
 // panels and groups included.

@@ -29,11 +29,10 @@ CpuBackend::CpuBackend(Isa isa, int threads)
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
-  if (w.dtype == DType::I8) return matmul_int8(x, m, w, y);  // activations quantised to int8 either way
-  if (w.layout == WeightLayout::bf16_panels) {
-    const MatmulOutput output{&w, y};
+  const MatmulOutput output{&w, y};
+  if (w.dtype == DType::I8) return matmul_int8(x, m, std::span(&output, 1));  // int8 activations either way
+  if (w.layout == WeightLayout::bf16_panels)
     return matmuls(x, m, std::span(&output, 1), round_input_bf16);  // does not come back here for panels
-  }
   const int64_t n = w.shape[0], k = w.shape[1];
   const auto count = static_cast<size_t>(m * k);
   if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
@@ -69,11 +68,22 @@ void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput
   auto is_panels = [](const MatmulOutput& out) { return out.w->layout == WeightLayout::bf16_panels; };
   const bool panel_kernel = isa_ == Isa::avx512 && round_input_bf16;
   if (panel_kernel && std::all_of(outputs.begin(), outputs.end(), is_panels)) return matmul_bf16_panels(x, m, outputs);
-  for (const MatmulOutput& out : outputs) {
-    if (!is_panels(out)) matmul(x, m, *out.w, out.y, round_input_bf16);
-    else if (panel_kernel) matmul_bf16_panels(x, m, std::span(&out, 1));
-    else ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
+  if (isa_ != Isa::scalar) {  // int8: each run of neighbours with the same activation width in one call
+    auto same_int8 = [](const MatmulOutput& a, const MatmulOutput& b) {
+      return a.w->dtype == DType::I8 && b.w->dtype == DType::I8 && a.w->activation_planes == b.w->activation_planes;
+    };
+    for (size_t i = 0; i < outputs.size();) {
+      size_t end = i + 1;
+      while (end < outputs.size() && same_int8(outputs[i], outputs[end])) ++end;
+      if (outputs[i].w->dtype == DType::I8) matmul_int8(x, m, outputs.subspan(i, end - i));
+      else if (!is_panels(outputs[i])) matmul(x, m, *outputs[i].w, outputs[i].y, round_input_bf16);
+      else if (panel_kernel) matmul_bf16_panels(x, m, outputs.subspan(i, 1));
+      else ref_.matmul(x, m, *outputs[i].w, outputs[i].y, round_input_bf16);
+      i = end;
+    }
+    return;
   }
+  for (const MatmulOutput& out : outputs) matmul(x, m, *out.w, out.y, round_input_bf16);
 }
 
 void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
@@ -104,9 +114,17 @@ void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const M
   });
 }
 
-void CpuBackend::matmul_int8(const float* x, int64_t m, const TensorView& w, float* y) {
-  const int64_t n = w.shape[0], k = w.shape[1], groups = int8_groups(k), planes = w.activation_planes;
-  DS_CHECK(planes == 1 || planes == 2, "activation planes ", planes, " of ", w.name);
+void CpuBackend::matmul_int8(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
+  const TensorView& first = *outputs[0].w;
+  const int64_t k = first.shape[1], groups = int8_groups(k), planes = first.activation_planes;
+  DS_CHECK(planes == 1 || planes == 2, "activation planes ", planes, " of ", first.name);
+  int64_t total_panels = 0;
+  for (const MatmulOutput& out : outputs) {
+    DS_CHECK(out.w->shape[1] == k && out.w->activation_planes == planes, "int8 matmuls sharing an input need the same k ",
+             "and activation planes: ", out.w->name, " has ", out.w->shape[1], " and ", out.w->activation_planes,
+             ", expected ", k, " and ", planes);
+    total_panels += int8_panels(out.w->shape[0]);
+  }
   auto grow = [](auto& buffer, int64_t size) {
     if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
   };
@@ -118,9 +136,16 @@ void CpuBackend::matmul_int8(const float* x, int64_t m, const TensorView& w, flo
   auto kernel = vnni_ ? kernels::matmul_int8_avx512 : kernels::matmul_int8_avx2;
   // Rows are quantised independently, so splitting them over threads changes no bit.
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) { quantize(x, k, begin, end, a); });
+  // Each thread takes one contiguous range of the outputs' panels, in order (one stream in decode).
   pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(int8_panels(n), t, threads);
-    if (begin < end) kernel(a, m, w, begin, end, y);
+    const auto [begin, end] = ThreadPool::range(total_panels, t, threads);
+    int64_t first_panel = 0;  // the current output's first panel in the concatenation
+    for (const MatmulOutput& out : outputs) {
+      const int64_t count = int8_panels(out.w->shape[0]);
+      const int64_t lo = std::max(begin, first_panel), hi = std::min(end, first_panel + count);
+      if (lo < hi) kernel(a, m, *out.w, lo - first_panel, hi - first_panel, out.y);
+      first_panel += count;
+    }
   });
 }
 

@@ -50,13 +50,15 @@ class CpuBackend final : public Backend {
                  const KvLayerView& kv, float scale, float* out) override;
 
  private:
-  // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
-  // hand-off; fn(begin, end, that thread's scratch buffer).
-  // Int8 weights: activations quantised per row (int8_activations.h), then the VNNI / AVX2 kernel.
-  void matmul_int8(const float* x, int64_t m, const TensorView& w, float* y);
+  // Int8 weights that share an input and an activation width (planes): activations quantised once
+  // per row (int8_activations.h), then the VNNI / AVX2 kernel over the panels of every output,
+  // split into one contiguous range per thread.
+  void matmul_int8(const float* x, int64_t m, std::span<const MatmulOutput> outputs);
   // Bf16 panel weights: activations rounded and packed into token tiles once, then the AVX-512 BF16
   // kernel over the panels of every output, split into one contiguous range per thread.
   void matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs);
+  // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
+  // hand-off; fn(begin, end, that thread's scratch buffer).
   void run_ranges(int64_t count, int64_t work, int64_t align,
                   const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
 
