@@ -10,8 +10,12 @@
 
 namespace ds {
 
-// One full-attention layer's KV in the paged pool: block b, slot s, kv head h, dim d lives at
-// k[b·block_stride + (s·num_kv_heads + h)·head_dim + d] (same for v).
+// One full-attention layer's KV in the paged pool. In block b, for slot s (token), kv head h and
+// dim d:
+//   v[b·block_stride + (s·num_kv_heads + h)·head_dim + d]   — a token's V row is contiguous;
+//   k[b·block_stride + (h·head_dim + d)·block_size + s]     — keys innermost: one dim of a block's
+//                                                             consecutive keys is contiguous,
+// so a score kernel holds keys in vector lanes and needs no horizontal sums (attention.inc).
 struct KvLayerView {
   float* k = nullptr;
   float* v = nullptr;
@@ -19,6 +23,14 @@ struct KvLayerView {
   int64_t block_stride = 0;  // floats per block of one layer's k (or v)
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+
+  // Key `slot` of `block` for kv head h: its dim d is at key_column(...)[d · block_size].
+  float* key_column(int64_t block, int64_t slot, int64_t h) const {
+    return k + block * block_stride + h * head_dim * block_size + slot;
+  }
+  float* value_row(int64_t block, int64_t slot, int64_t h) const {
+    return v + block * block_stride + (slot * num_kv_heads + h) * head_dim;
+  }
 };
 
 // Rotary tables of one call: cos/sin [tokens, rotary_dim / 2] (one angle per frequency slot,

@@ -1,8 +1,8 @@
 // Paged attention: the CPU builds (AVX2, AVX-512, 1–3 threads), whose kernel is tiled
 // (attention_tiled.inc), are bit-identical to the reference loops (attention.inc) on odd shapes —
-// head_dim with tails, partial and tiny blocks, a shuffled block table, start_pos 0 and > 0, a single
-// query and more queries than a tile holds, GQA groups of 1, 3, 4 and 6 heads — and the tile size
-// (the scratch the caller gives) changes no bit.
+// head_dim with tails, partial, tiny (key lanes gathered) and large blocks, a shuffled block table,
+// start_pos 0 and > 0, a single query and more queries than a tile holds, GQA groups of 1, 3, 4 and
+// 6 heads — and the tile size (the scratch the caller gives) changes no bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,6 +65,8 @@ const Shape kShapes[] = {
     {3, 3, 17, 5, 3, 2},      // no GQA, head_dim 16 + 1, blocks of 2
     {12, 4, 128, 100, 24, 8}, // group of 3
     {8, 2, 256, 150, 45, 16}, // several key blocks, a partial tile of query positions
+    {8, 2, 64, 70, 9, 64},    // blocks of 64: several key vectors per cache block
+    {4, 1, 24, 3, 4, 1},      // blocks of 1: every key gathered from its own block
 };
 
 std::vector<std::unique_ptr<Backend>> cpu_backends() {

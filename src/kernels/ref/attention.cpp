@@ -23,10 +23,12 @@ void RefBackend::kv_write(const float* k, const float* v, int64_t n, int64_t sta
                           const KvLayerView& kv) {
   const int64_t row = kv.num_kv_heads * kv.head_dim;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t pos = start_pos + i;
-    const int64_t offset = block_table[pos / kv.block_size] * kv.block_stride + (pos % kv.block_size) * row;
-    std::copy(k + i * row, k + (i + 1) * row, kv.k + offset);
-    std::copy(v + i * row, v + (i + 1) * row, kv.v + offset);
+    const int64_t pos = start_pos + i, block = block_table[pos / kv.block_size], slot = pos % kv.block_size;
+    for (int64_t h = 0; h < kv.num_kv_heads; ++h) {
+      float* key = kv.key_column(block, slot, h);
+      for (int64_t d = 0; d < kv.head_dim; ++d) key[d * kv.block_size] = k[i * row + h * kv.head_dim + d];
+    }
+    std::copy(v + i * row, v + (i + 1) * row, kv.value_row(block, slot, 0));
   }
 }
 
