@@ -194,48 +194,14 @@ TEST(CpuMatmulBf16Panels, RowResultsIndependentOfBatchAndThreads) {
   }
 }
 
-// matmuls (projections sharing an input): every output bit-identical to its own matmul, whatever
-// the sizes (a 1-panel output, partial panels), the batch and the thread count; mixed layouts too.
-TEST(CpuMatmuls, EachOutputEqualsItsOwnMatmul) {
-  const int64_t k = 300;
-  const Weights a = make_bf16_panel_weights(301, k, 1), b = make_bf16_panel_weights(16, k, 2),
-                c = make_bf16_panel_weights(64, k, 3), rows = make_weights(DType::BF16, 33, k, 4);
-  for (Isa isa : available_isas())
-    for (int threads : {1, 2})
-      for (int64_t m : {1, 13, 70})
-        for (bool mixed : {false, true}) {
-          CpuBackend cpu(isa, threads);
-          const auto x = make_input(m, k, 5);
-          std::vector<const Weights*> weights{&a, &b, &c};
-          if (mixed) weights.push_back(&rows);
-          std::vector<std::vector<float>> together(weights.size()), alone(weights.size());
-          std::vector<Backend::MatmulOutput> outputs;
-          for (size_t i = 0; i < weights.size(); ++i) {
-            together[i].resize(m * weights[i]->view.shape[0]);
-            alone[i].resize(together[i].size());
-            outputs.push_back({&weights[i]->view, together[i].data()});
-            cpu.matmul(x.data(), m, weights[i]->view, alone[i].data(), true);
-          }
-          cpu.matmuls(x.data(), m, outputs, true);
-          for (size_t i = 0; i < weights.size(); ++i)
-            ASSERT_EQ(0, std::memcmp(together[i].data(), alone[i].data(), alone[i].size() * sizeof(float)))
-                << isa_name(isa) << " threads " << threads << " m " << m << " output " << i << (mixed ? " mixed" : "");
-        }
-}
-
-// Int8 matmuls: outputs sharing an activation width go through one quantisation and one range of
-// panels per thread; each output is still bit-identical to its own matmul, with neighbours of both
-// widths (the DeltaNet's qkv, z at 16 bits then b, a at 8) and a 1-panel output between them.
-TEST(CpuMatmuls, Int8OutputsEqualTheirOwnMatmul) {
-  const int64_t k = 300;
-  const Weights a = make_int8_weights(301, k, 1, 2), b = make_int8_weights(70, k, 2, 2),
-                c = make_int8_weights(16, k, 3, 1), d = make_int8_weights(33, k, 4, 1);
+// matmuls (projections sharing an input) on every ISA, 1–3 threads and a few batch sizes: each
+// output of `weights` must be bit-identical to its own matmul.
+void expect_matmuls_equal_own_matmuls(const std::vector<const Weights*>& weights, int64_t k, const char* what) {
   for (Isa isa : available_isas())
     for (int threads : {1, 2, 3})
-      for (int64_t m : {1, 7, 70}) {
+      for (int64_t m : {1, 7, 13, 70}) {
         CpuBackend cpu(isa, threads);
         const auto x = make_input(m, k, 5);
-        const std::vector<const Weights*> weights{&a, &b, &c, &d};
         std::vector<std::vector<float>> together(weights.size()), alone(weights.size());
         std::vector<Backend::MatmulOutput> outputs;
         for (size_t i = 0; i < weights.size(); ++i) {
@@ -247,8 +213,27 @@ TEST(CpuMatmuls, Int8OutputsEqualTheirOwnMatmul) {
         cpu.matmuls(x.data(), m, outputs, true);
         for (size_t i = 0; i < weights.size(); ++i)
           ASSERT_EQ(0, std::memcmp(together[i].data(), alone[i].data(), alone[i].size() * sizeof(float)))
-              << isa_name(isa) << " threads " << threads << " m " << m << " output " << i;
+              << what << ": " << isa_name(isa) << " threads " << threads << " m " << m << " output " << i;
       }
+}
+
+// Bf16 panels: whatever the sizes (a 1-panel output, partial panels); mixed layouts too.
+TEST(CpuMatmuls, EachOutputEqualsItsOwnMatmul) {
+  const int64_t k = 300;
+  const Weights a = make_bf16_panel_weights(301, k, 1), b = make_bf16_panel_weights(16, k, 2),
+                c = make_bf16_panel_weights(64, k, 3), rows = make_weights(DType::BF16, 33, k, 4);
+  expect_matmuls_equal_own_matmuls({&a, &b, &c}, k, "bf16 panels");
+  expect_matmuls_equal_own_matmuls({&a, &b, &c, &rows}, k, "bf16 panels and rows");
+}
+
+// Int8: outputs sharing an activation width go through one quantisation and one range of panels
+// per thread, with neighbours of both widths (the DeltaNet's qkv, z at 16 bits then b, a at 8) and
+// a 1-panel output between them.
+TEST(CpuMatmuls, Int8OutputsEqualTheirOwnMatmul) {
+  const int64_t k = 300;
+  const Weights a = make_int8_weights(301, k, 1, 2), b = make_int8_weights(70, k, 2, 2),
+                c = make_int8_weights(16, k, 3, 1), d = make_int8_weights(33, k, 4, 1);
+  expect_matmuls_equal_own_matmuls({&a, &b, &c, &d}, k, "int8");
 }
 
 // Int8 × int8 (8- and 16-bit activations): every ISA computes exactly the reference's sequence
