@@ -127,6 +127,7 @@ expect_ok bench_json_decode '"test": "tg2", .*"floor_fraction": [0-9.e+-]+' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
 expect_ok bench_int8 '"test": "tg2", "tokens_per_s": [0-9.]+, "weights": "int8"' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --weights int8 --json -q
+expect_error bench_zero_prompt 'expected prompt lengths >= 1, found 0' "$bin" bench --model "$work/tiny" --prompts 16,0
 expect_ok generate_int8 '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --weights int8 -q
 expect_ok isa_scalar_generate '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --isa scalar -q
 
