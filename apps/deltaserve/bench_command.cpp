@@ -149,8 +149,9 @@ int run_bench(const BenchOptions& options) {
   };
   std::vector<float> logits;
   {  // Warm-up (not reported): one chunk of the longest prompt's size brings every weight page into
-     // memory and first-touches the workspace and kernel buffers of that size, which the first
-     // timed prefill otherwise paid (it ran ~3% slower than a second one of the same length).
+     // memory and first-touches the kernels' buffers of that size, which the first timed prefill
+     // otherwise paid (2B pp512: the first of two ran 2.6–3.2% below the second; with this
+     // warm-up 1.2–2.3%).
     const int64_t longest = *std::max_element(prompt_lengths->begin(), prompt_lengths->end());
     const int64_t n = std::min<int64_t>(longest, options.prefill_chunk);
     const auto prompt = random_prompt(n);
