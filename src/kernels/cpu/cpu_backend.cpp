@@ -58,6 +58,30 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
   });
 }
 
+namespace {
+
+// Runs kernel(output, first, end) for panels [first, end) of each output, each thread on one
+// contiguous range of all the outputs' panels concatenated in order (one stream per thread in
+// decode, and 1-panel outputs leave no thread idle). panels(rows): an output's panel count.
+template <typename Kernel>
+void run_over_panels(ThreadPool& pool, std::span<const Backend::MatmulOutput> outputs, int64_t (*panels)(int64_t),
+                     const Kernel& kernel) {
+  int64_t total = 0;
+  for (const Backend::MatmulOutput& out : outputs) total += panels(out.w->shape[0]);
+  pool.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(total, t, threads);
+    int64_t first = 0;  // the current output's first panel in the concatenation
+    for (const Backend::MatmulOutput& out : outputs) {
+      const int64_t count = panels(out.w->shape[0]);
+      const int64_t lo = std::max(begin, first), hi = std::min(end, first + count);
+      if (lo < hi) kernel(out, lo - first, hi - first);
+      first += count;
+    }
+  });
+}
+
+}  // namespace
+
 // Below this many floats of work an op runs on the calling thread: a hand-off costs more.
 constexpr int64_t kParallelFloats = 1 << 14;
 
@@ -88,12 +112,9 @@ void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput
 
 void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
   const int64_t k = outputs[0].w->shape[1];
-  int64_t total_panels = 0;
-  for (const MatmulOutput& out : outputs) {
+  for (const MatmulOutput& out : outputs)
     DS_CHECK(out.w->shape[1] == k, "matmuls sharing an input need the same k: ", out.w->name, " has ", out.w->shape[1],
              ", expected ", k);
-    total_panels += bf16_panels(out.w->shape[0]);
-  }
   const auto words = static_cast<size_t>(kernels::bf16_activation_words(m, k));
   if (bf16_tiles_.size() < words) bf16_tiles_.resize(words);
   uint32_t* tiles = bf16_tiles_.data();
@@ -101,16 +122,8 @@ void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const M
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
     kernels::pack_bf16_activations_avx512(x, m, k, begin, end, tiles);
   });
-  // Each thread takes one contiguous range of the outputs' panels, in order (one stream in decode).
-  pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(total_panels, t, threads);
-    int64_t first = 0;  // the current output's first panel in the concatenation
-    for (const MatmulOutput& out : outputs) {
-      const int64_t count = bf16_panels(out.w->shape[0]);
-      const int64_t lo = std::max(begin, first), hi = std::min(end, first + count);
-      if (lo < hi) kernels::matmul_bf16_panels_avx512(tiles, m, *out.w, lo - first, hi - first, out.y);
-      first += count;
-    }
+  run_over_panels(pool_, outputs, bf16_panels, [&](const MatmulOutput& out, int64_t begin, int64_t end) {
+    kernels::matmul_bf16_panels_avx512(tiles, m, *out.w, begin, end, out.y);
   });
 }
 
@@ -118,13 +131,10 @@ void CpuBackend::matmul_int8(const float* x, int64_t m, std::span<const MatmulOu
   const TensorView& first = *outputs[0].w;
   const int64_t k = first.shape[1], groups = int8_groups(k), planes = first.activation_planes;
   DS_CHECK(planes == 1 || planes == 2, "activation planes ", planes, " of ", first.name);
-  int64_t total_panels = 0;
-  for (const MatmulOutput& out : outputs) {
+  for (const MatmulOutput& out : outputs)
     DS_CHECK(out.w->shape[1] == k && out.w->activation_planes == planes, "int8 matmuls sharing an input need the same k ",
              "and activation planes: ", out.w->name, " has ", out.w->shape[1], " and ", out.w->activation_planes,
              ", expected ", k, " and ", planes);
-    total_panels += int8_panels(out.w->shape[0]);
-  }
   auto grow = [](auto& buffer, int64_t size) {
     if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
   };
@@ -136,16 +146,8 @@ void CpuBackend::matmul_int8(const float* x, int64_t m, std::span<const MatmulOu
   auto kernel = vnni_ ? kernels::matmul_int8_avx512 : kernels::matmul_int8_avx2;
   // Rows are quantised independently, so splitting them over threads changes no bit.
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) { quantize(x, k, begin, end, a); });
-  // Each thread takes one contiguous range of the outputs' panels, in order (one stream in decode).
-  pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(total_panels, t, threads);
-    int64_t first_panel = 0;  // the current output's first panel in the concatenation
-    for (const MatmulOutput& out : outputs) {
-      const int64_t count = int8_panels(out.w->shape[0]);
-      const int64_t lo = std::max(begin, first_panel), hi = std::min(end, first_panel + count);
-      if (lo < hi) kernel(a, m, *out.w, lo - first_panel, hi - first_panel, out.y);
-      first_panel += count;
-    }
+  run_over_panels(pool_, outputs, int8_panels, [&](const MatmulOutput& out, int64_t begin, int64_t end) {
+    kernel(a, m, *out.w, begin, end, out.y);
   });
 }
 
