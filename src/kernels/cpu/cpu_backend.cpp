@@ -86,28 +86,26 @@ void run_over_panels(ThreadPool& pool, std::span<const Backend::MatmulOutput> ou
 constexpr int64_t kParallelFloats = 1 << 14;
 
 void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
+  if (isa_ == Isa::scalar) {
+    for (const MatmulOutput& out : outputs) ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
+    return;
+  }
   // The loader packs weights only for fast mode on AVX-512 BF16 (runs_bf16_panels); anything else
-  // (fp32 activations, a forced narrower ISA, other layouts) goes weight by weight — panels then
-  // through the reference, which reads them element-wise.
+  // (fp32 activations, a forced narrower ISA) reads panels through the reference, element-wise.
   auto is_panels = [](const MatmulOutput& out) { return out.w->layout == WeightLayout::bf16_panels; };
   const bool panel_kernel = isa_ == Isa::avx512 && round_input_bf16;
   if (panel_kernel && std::all_of(outputs.begin(), outputs.end(), is_panels)) return matmul_bf16_panels(x, m, outputs);
-  if (isa_ != Isa::scalar) {  // int8: each run of neighbours with the same activation width in one call
-    auto same_int8 = [](const MatmulOutput& a, const MatmulOutput& b) {
-      return a.w->dtype == DType::I8 && b.w->dtype == DType::I8 && a.w->activation_planes == b.w->activation_planes;
-    };
-    for (size_t i = 0; i < outputs.size();) {
-      size_t end = i + 1;
-      while (end < outputs.size() && same_int8(outputs[i], outputs[end])) ++end;
-      if (outputs[i].w->dtype == DType::I8) matmul_int8(x, m, outputs.subspan(i, end - i));
-      else if (!is_panels(outputs[i])) matmul(x, m, *outputs[i].w, outputs[i].y, round_input_bf16);
-      else if (panel_kernel) matmul_bf16_panels(x, m, outputs.subspan(i, 1));
-      else ref_.matmul(x, m, *outputs[i].w, outputs[i].y, round_input_bf16);
-      i = end;
-    }
-    return;
+  // Otherwise output by output, but int8 neighbours with the same activation width share one call.
+  auto same_int8 = [](const MatmulOutput& a, const MatmulOutput& b) {
+    return a.w->dtype == DType::I8 && b.w->dtype == DType::I8 && a.w->activation_planes == b.w->activation_planes;
+  };
+  for (size_t i = 0, end = 1; i < outputs.size(); i = end++) {
+    while (end < outputs.size() && same_int8(outputs[i], outputs[end])) ++end;
+    const MatmulOutput& out = outputs[i];
+    if (out.w->dtype == DType::I8) matmul_int8(x, m, outputs.subspan(i, end - i));
+    else if (is_panels(out) && !panel_kernel) ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
+    else matmul(x, m, *out.w, out.y, round_input_bf16);  // panels come back as one output
   }
-  for (const MatmulOutput& out : outputs) matmul(x, m, *out.w, out.y, round_input_bf16);
 }
 
 void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
