@@ -4,6 +4,9 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <thread>
+
 #include "util/log.h"
 
 namespace ds::server {
@@ -45,10 +48,36 @@ Status HttpServer::bind() {
   return {};
 }
 
-void HttpServer::serve() { http_->listen_after_bind(); }
+void HttpServer::serve() {
+  {
+    std::lock_guard lock(state_mutex_);
+    if (stop_requested_) return;
+    serving_ = true;
+  }
+  http_->listen_after_bind();
+  std::lock_guard lock(state_mutex_);
+  serving_ = false;
+}
 
+// cpp-httplib's stop() acts only once its accept loop runs (is_running()): a stop that came between
+// serve()'s start and that moment was lost, and the listener never returned (a start-up error
+// right after bind hung `serve` on a loaded machine). So this waits for the loop, stops it once
+// (a second httplib stop would find its socket gone), and waits for serve() to return.
 void HttpServer::stop() {
-  if (http_) http_->stop();
+  {
+    std::lock_guard lock(state_mutex_);
+    stop_requested_ = true;
+  }
+  for (bool stopped = false;; std::this_thread::sleep_for(std::chrono::milliseconds(1))) {
+    {
+      std::lock_guard lock(state_mutex_);
+      if (!serving_) return;
+    }
+    if (!stopped && http_->is_running()) {
+      http_->stop();
+      stopped = true;
+    }
+  }
 }
 
 void HttpServer::set_service(OpenAiService* service, Engine* engine) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "server/metrics.h"
@@ -30,7 +31,8 @@ class HttpServer {
 
   // Binds the socket; an error (port in use, bad host) comes back here, not from serve().
   Status bind();
-  // Serves until stop() (blocks; run it on its own thread).
+  // Serves until stop() (blocks; run it on its own thread). stop() may come at any moment, even
+  // before serve() has started its loop, and returns once serve() has returned (or will not start).
   void serve();
   void stop();
   int port() const { return port_; }
@@ -46,6 +48,9 @@ class HttpServer {
   std::atomic<OpenAiService*> service_{nullptr};
   std::atomic<Engine*> engine_{nullptr};
   int port_ = 0;
+  std::mutex state_mutex_;
+  bool stop_requested_ = false;  // guarded by state_mutex_
+  bool serving_ = false;         // serve() is between its check and its return; guarded by state_mutex_
 };
 
 }  // namespace ds::server
