@@ -1,4 +1,5 @@
-// DeltaNetStateSlots: one allocation at start-up; slots are zeroed when handed out.
+// DeltaNetStateSlots: one allocation at start-up; a slot's layers are contiguous, so a whole state
+// is two copies.
 #include "cache/deltanet_state_slots.h"
 
 #include <algorithm>
@@ -14,22 +15,7 @@ DeltaNetStateSlots::DeltaNetStateSlots(int64_t num_slots, int64_t num_layers, in
       conv_size_(conv_history * conv_channels),
       recurrent_size_(num_v_heads * k_dim * v_dim),
       conv_(new float[static_cast<size_t>(num_slots * num_layers * conv_size_)]),
-      recurrent_(new float[static_cast<size_t>(num_slots * num_layers * recurrent_size_)]) {
-  for (int64_t s = num_slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
-}
-
-std::optional<int32_t> DeltaNetStateSlots::allocate() {
-  if (free_.empty()) return std::nullopt;
-  const int32_t slot = free_.back();
-  free_.pop_back();
-  reset(slot);
-  return slot;
-}
-
-void DeltaNetStateSlots::release(int32_t slot) {
-  DS_CHECK(slot >= 0 && slot < num_slots_, "state slot ", slot);
-  free_.push_back(slot);
-}
+      recurrent_(new float[static_cast<size_t>(num_slots * num_layers * recurrent_size_)]) {}
 
 float* DeltaNetStateSlots::conv(int32_t slot, int64_t layer) {
   DS_CHECK(slot >= 0 && slot < num_slots_ && layer >= 0 && layer < num_layers_, "slot ", slot, " layer ", layer);
@@ -42,8 +28,21 @@ float* DeltaNetStateSlots::recurrent(int32_t slot, int64_t layer) {
 }
 
 void DeltaNetStateSlots::reset(int32_t slot) {
+  if (num_layers_ == 0) return;
   std::fill_n(conv(slot, 0), num_layers_ * conv_size_, 0.0f);
   std::fill_n(recurrent(slot, 0), num_layers_ * recurrent_size_, 0.0f);
+}
+
+void DeltaNetStateSlots::save(int32_t slot, float* out) {
+  if (num_layers_ == 0) return;
+  out = std::copy_n(conv(slot, 0), num_layers_ * conv_size_, out);
+  std::copy_n(recurrent(slot, 0), num_layers_ * recurrent_size_, out);
+}
+
+void DeltaNetStateSlots::restore(int32_t slot, const float* in) {
+  if (num_layers_ == 0) return;
+  std::copy_n(in, num_layers_ * conv_size_, conv(slot, 0));
+  std::copy_n(in + num_layers_ * conv_size_, num_layers_ * recurrent_size_, recurrent(slot, 0));
 }
 
 }  // namespace ds

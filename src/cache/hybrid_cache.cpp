@@ -1,8 +1,9 @@
-// HybridCache: budget split, plan application and release over the block pool and state slots.
+// HybridCache: budget split, prefix lookup across both managers, plan application and release.
 #include "cache/hybrid_cache.h"
 
 #include <algorithm>
 
+#include "cache/prefix_key.h"
 #include "util/check.h"
 
 namespace ds {
@@ -30,49 +31,108 @@ uint64_t CacheGeometry::slot_bytes() const {
          sizeof(float);
 }
 
-Result<CacheCapacity> size_cache(const CacheGeometry& g, uint64_t budget_bytes, int64_t max_seqs) {
+uint64_t CacheGeometry::identity() const {
+  uint64_t key = 0x6465'6c74'6173'6572ull;  // "deltaser"
+  for (int64_t v : {block_size, attention_layers, num_kv_heads, head_dim, deltanet_layers, conv_channels, conv_history,
+                    num_v_heads, k_dim, v_dim})
+    key = extend_prefix_key(key, static_cast<int32_t>(v));
+  return key;
+}
+
+Result<CacheCapacity> size_cache(const CacheGeometry& g, uint64_t budget_bytes, int64_t max_seqs,
+                                 uint64_t prefix_cache_bytes) {
   if (max_seqs < 1) return Status::errorf("max sequences must be at least 1, found ", max_seqs);
   const uint64_t slot = std::max<uint64_t>(g.slot_bytes(), 1), block = std::max<uint64_t>(g.block_bytes(), 1);
-  const uint64_t minimum = slot + block * static_cast<uint64_t>(64 / g.block_size);
+  const uint64_t minimum = slot + block * static_cast<uint64_t>(kSnapshotGrid / g.block_size);
   if (budget_bytes < minimum)
-    return Status::errorf("cache memory of ", budget_bytes, " bytes cannot hold one sequence of 64 tokens (",
-                          minimum, " bytes: a DeltaNet state slot of ", g.slot_bytes(), " + 64 tokens of KV at ",
-                          g.block_bytes(), " bytes per ", g.block_size, "-token block)");
+    return Status::errorf("cache memory of ", budget_bytes, " bytes cannot hold one sequence of ", kSnapshotGrid,
+                          " tokens (", minimum, " bytes: a DeltaNet state slot of ", g.slot_bytes(), " + ",
+                          kSnapshotGrid, " tokens of KV at ", g.block_bytes(), " bytes per ", g.block_size,
+                          "-token block)");
   CacheCapacity capacity;
   capacity.num_slots = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(max_seqs), std::max<uint64_t>(1, budget_bytes / 2 / slot)));
   capacity.num_blocks = static_cast<int64_t>((budget_bytes - static_cast<uint64_t>(capacity.num_slots) * slot) / block);
   // A model without attention layers needs no KV, but block tables still count positions.
   if (g.block_bytes() == 0) capacity.num_blocks = static_cast<int64_t>(std::min<uint64_t>(budget_bytes, uint64_t{1} << 20));
+  // The cap only binds for models whose state is tiny (test models): the pool keeps a record each.
+  capacity.num_snapshots = static_cast<int64_t>(std::min<uint64_t>(prefix_cache_bytes / slot, uint64_t{1} << 16));
   return capacity;
 }
 
-HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity)
+HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, SnapshotPolicy policy)
     : geometry_(g),
+      policy_(std::move(policy)),
       num_slots_(capacity.num_slots),
-      kv_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim),
-      states_(capacity.num_slots, g.deltanet_layers, g.conv_channels, g.conv_history, g.num_v_heads, g.k_dim, g.v_dim) {}
+      attention_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim),
+      deltanet_(capacity.num_slots, capacity.num_snapshots, g.deltanet_layers, g.conv_channels, g.conv_history,
+                g.num_v_heads, g.k_dim, g.v_dim) {
+  DS_CHECK(kSnapshotGrid % g.block_size == 0, "KV block size ", g.block_size, " must divide ", kSnapshotGrid);
+}
+
+std::vector<uint64_t> HybridCache::prefix_keys(std::span<const int32_t> prompt) const {
+  if (!prefix_caching()) return {};
+  return ds::prefix_keys(prompt, geometry_.identity());
+}
+
+std::vector<int64_t> HybridCache::snapshot_positions(std::span<const int32_t> prompt) const {
+  if (!prefix_caching()) return {};
+  return policy_.positions(prompt);
+}
+
+PrefixHit HybridCache::find_prefix(std::span<const int32_t> prompt, std::span<const uint64_t> keys, int64_t limit) const {
+  PrefixHit hit;
+  if (!prefix_caching() || keys.size() != prompt.size() + 1) return hit;
+  limit = std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()));
+  const auto blocks = attention_.match(prompt, keys, limit / geometry_.block_size);
+  for (int64_t p = blocks.blocks * geometry_.block_size / kSnapshotGrid * kSnapshotGrid; p > 0; p -= kSnapshotGrid) {
+    const auto snapshot = deltanet_.find_snapshot(keys[static_cast<size_t>(p)], prompt.first(static_cast<size_t>(p)));
+    if (!snapshot) continue;
+    hit.tokens = p;
+    hit.blocks = p / geometry_.block_size;
+    hit.snapshot = *snapshot;
+    // Recount the unreferenced blocks within the hit only.
+    hit.unreferenced = attention_.match(prompt, keys, hit.blocks).unreferenced;
+    break;
+  }
+  return hit;
+}
+
+void HybridCache::cache_prefix(SequenceCache& s, std::span<const int32_t> prompt, std::span<const uint64_t> keys,
+                               int64_t computed, bool snapshot) {
+  if (!prefix_caching()) return;
+  computed = std::min<int64_t>(computed, static_cast<int64_t>(prompt.size()));
+  s.keyed_blocks = attention_.key_blocks(s.blocks, prompt, keys, s.keyed_blocks, computed);
+  if (snapshot && s.slot >= 0)
+    deltanet_.take_snapshot(s.slot, keys[static_cast<size_t>(computed)], prompt.first(static_cast<size_t>(computed)));
+}
 
 void HybridCache::apply(const CachePlan& plan) {
   for (SequenceCache* sequence : plan.release) release(*sequence);
+  // Hits first: sharing takes their cached blocks out of the free queue before growth evicts any.
+  for (const CachePlan::Restore& restore : plan.restore) {
+    SequenceCache& s = *restore.sequence;
+    DS_CHECK(s.empty(), "restoring a prefix into a sequence that holds a cache");
+    attention_.share(s.blocks, restore.keys, restore.hit.blocks);
+    s.keyed_blocks = restore.hit.blocks;
+    const auto slot = deltanet_.allocate(restore.hit.snapshot);
+    DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
+    s.slot = *slot;
+  }
   for (const CachePlan::Grow& grow : plan.grow) {
     SequenceCache& s = *grow.sequence;
     if (s.slot < 0) {
-      const auto slot = states_.allocate();
+      const auto slot = deltanet_.allocate();
       DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
       s.slot = *slot;
     }
-    while (static_cast<int64_t>(s.blocks.size()) < blocks_for(grow.positions)) {
-      const auto block = kv_.allocate();
-      DS_CHECK(block.has_value(), "cache plan takes more KV blocks than are free");
-      s.blocks.push_back(*block);
-    }
+    attention_.grow(s.blocks, grow.positions);
   }
 }
 
 void HybridCache::release(SequenceCache& s) {
-  for (int32_t block : s.blocks) kv_.release(block);
-  s.blocks.clear();
-  if (s.slot >= 0) states_.release(s.slot);
+  attention_.release(s.blocks);
+  s.keyed_blocks = 0;
+  if (s.slot >= 0) deltanet_.release(s.slot);
   s.slot = -1;
 }
 

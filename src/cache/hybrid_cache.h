@@ -1,85 +1,135 @@
-// HybridCache: the two caches of a hybrid model behind one owner — attention KV in blocks of one
-// pool, DeltaNet conv + recurrent state in per-sequence slots of a second — sized from a byte
-// budget at start-up. Changes are planned (CachePlan) and applied in one step (llama.cpp's
-// plan/apply), so a scheduler can decide a whole step against free counts before anything moves.
+// HybridCache: the caches of a hybrid model behind one owner, one manager per layer kind —
+// AttentionKvCache (KV in shared, content-keyed blocks) and DeltaNetStateCache (a state slot per
+// sequence, snapshots at prompt chunk boundaries) — sized from byte budgets at start-up. Changes
+// are planned (CachePlan) and applied in one step (llama.cpp's plan/apply), so a scheduler can
+// decide a whole step against free counts before anything moves.
+//
+// Prefix cache: a prompt restarts from the longest prefix that ends at a DeltaNet snapshot and
+// whose KV blocks are all cached (a hybrid layer stack needs both). Snapshots sit on the 64-token
+// chunk grid (SnapshotPolicy), so a hit is whole blocks and bit-identical to computing it.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
-#include "cache/deltanet_state_slots.h"
-#include "cache/kv_block_pool.h"
+#include "cache/attention_kv_cache.h"
+#include "cache/deltanet_state_cache.h"
+#include "cache/snapshot_policy.h"
 #include "io/model_config.h"
 #include "util/status.h"
 
 namespace ds {
 
+inline constexpr int64_t kKvBlockSize = 16;  // KV tokens per block; divides the 64-token DeltaNet chunk
+
 // Per-sequence cache shapes of a model (zero layers of a kind: that cache is empty).
 struct CacheGeometry {
-  int64_t block_size = 16;  // KV tokens per block; divides the 64-token DeltaNet chunk
+  int64_t block_size = kKvBlockSize;
   int64_t attention_layers = 0, num_kv_heads = 0, head_dim = 0;
   int64_t deltanet_layers = 0, conv_channels = 0, conv_history = 0, num_v_heads = 0, k_dim = 0, v_dim = 0;
 
   static CacheGeometry of(const TextConfig& config);
   uint64_t block_bytes() const;  // K + V of every attention layer for block_size tokens (fp32)
   uint64_t slot_bytes() const;   // conv history + recurrent state of every DeltaNet layer (fp32)
+  uint64_t identity() const;     // a hash of the shapes: the salt of prefix keys
 };
 
 struct CacheCapacity {
   int64_t num_blocks = 0;
   int64_t num_slots = 0;
+  int64_t num_snapshots = 0;  // 0: no prefix cache
 };
 
 // Splits `budget_bytes`: a state slot for each of up to `max_seqs` sequences (at most half the
-// budget), the rest in KV blocks. Errors when the budget cannot hold one sequence of 64 tokens.
-Result<CacheCapacity> size_cache(const CacheGeometry& geometry, uint64_t budget_bytes, int64_t max_seqs);
+// budget), the rest in KV blocks; snapshots get `prefix_cache_bytes` of their own. Errors when the
+// budget cannot hold one sequence of 64 tokens.
+Result<CacheCapacity> size_cache(const CacheGeometry& geometry, uint64_t budget_bytes, int64_t max_seqs,
+                                 uint64_t prefix_cache_bytes = 0);
 
 // What one sequence holds: its block table (KV of positions 0 .. blocks·block_size − 1) and slot.
 struct SequenceCache {
   std::vector<int32_t> blocks;
-  int32_t slot = -1;  // -1: none yet
+  int32_t slot = -1;         // -1: none yet
+  int64_t keyed_blocks = 0;  // leading blocks whose content key is set (shared or registered)
   bool empty() const { return blocks.empty() && slot < 0; }
 };
 
-// One step's cache changes: sequences that give everything back (preempted), then sequences that
-// must cover `positions` tokens (a slot is taken for any that has none).
+// A cached prefix a sequence can start from: `tokens` positions (a snapshot boundary, whole blocks).
+struct PrefixHit {
+  int64_t tokens = 0;
+  int64_t blocks = 0;        // KV blocks it shares
+  int64_t unreferenced = 0;  // of those, blocks now counted as free capacity
+  int32_t snapshot = -1;     // DeltaNet snapshot to restore (-1: none, tokens == 0)
+};
+
+// One step's cache changes: sequences that give everything back (preempted), sequences that start
+// from a cached prefix, then sequences that must cover `positions` tokens (a slot is taken for any
+// that has none).
 struct CachePlan {
+  struct Restore {
+    SequenceCache* sequence;
+    PrefixHit hit;
+    std::span<const uint64_t> keys;  // the prompt's prefix keys
+  };
   struct Grow {
     SequenceCache* sequence;
     int64_t positions;
   };
   std::vector<SequenceCache*> release;
+  std::vector<Restore> restore;
   std::vector<Grow> grow;
 };
 
 class HybridCache {
  public:
-  HybridCache(const CacheGeometry& geometry, const CacheCapacity& capacity);
+  HybridCache(const CacheGeometry& geometry, const CacheCapacity& capacity, SnapshotPolicy policy = {});
 
   const CacheGeometry& geometry() const { return geometry_; }
-  KvBlockPool& kv() { return kv_; }
-  DeltaNetStateSlots& states() { return states_; }
-  int64_t num_blocks() const { return kv_.num_blocks(); }
+  KvBlockPool& kv() { return attention_.storage(); }
+  DeltaNetStateSlots& states() { return deltanet_.storage(); }
+  int64_t num_blocks() const { return attention_.pool().num_blocks(); }
   int64_t num_slots() const { return num_slots_; }
-  int64_t free_blocks() const { return kv_.free_blocks(); }
-  int64_t free_slots() const { return states_.free_slots(); }
+  int64_t free_blocks() const { return attention_.pool().free_blocks(); }
+  int64_t free_slots() const { return deltanet_.free_slots(); }
   // Blocks that hold `positions` tokens.
-  int64_t blocks_for(int64_t positions) const { return (positions + geometry_.block_size - 1) / geometry_.block_size; }
+  int64_t blocks_for(int64_t positions) const { return attention_.blocks_for(positions); }
   // Positions one sequence can reach when it has the whole pool.
-  int64_t max_positions() const { return kv_.num_blocks() * geometry_.block_size; }
-  uint64_t bytes() const { return kv_.bytes() + states_.bytes(); }
+  int64_t max_positions() const { return num_blocks() * geometry_.block_size; }
+  uint64_t bytes() const { return kv_bytes() + deltanet_.storage().bytes() + snapshot_bytes(); }
+
+  // Prefix cache.
+  bool prefix_caching() const { return deltanet_.snapshots().capacity() > 0; }
+  std::vector<uint64_t> prefix_keys(std::span<const int32_t> prompt) const;  // [prompt.size() + 1]
+  std::vector<int64_t> snapshot_positions(std::span<const int32_t> prompt) const;
+  // The longest cached prefix of `prompt` ending at or before `limit` (none when caching is off).
+  PrefixHit find_prefix(std::span<const int32_t> prompt, std::span<const uint64_t> keys, int64_t limit) const;
+  // After a forward computed prompt[0, computed) into `sequence`: keys its new full blocks, and
+  // snapshots its DeltaNet state when `snapshot` (computed is one of its snapshot positions).
+  void cache_prefix(SequenceCache& sequence, std::span<const int32_t> prompt, std::span<const uint64_t> keys,
+                    int64_t computed, bool snapshot);
 
   // Applies a plan the scheduler checked against the free counts (a plan that does not fit is a
   // scheduler bug and aborts).
   void apply(const CachePlan& plan);
-  // Returns every block and the slot of a sequence (finished, cancelled, preempted).
+  // Returns every block (cached ones stay findable until evicted) and the slot of a sequence.
   void release(SequenceCache& sequence);
+
+  // Gauges and counters for metrics.
+  int64_t cached_blocks() const { return attention_.pool().cached_blocks(); }
+  int64_t block_evictions() const { return attention_.pool().evictions(); }
+  const SnapshotPool& snapshots() const { return deltanet_.snapshots(); }
+  uint64_t kv_bytes() const { return attention_.storage().bytes(); }
+  uint64_t snapshot_bytes() const {
+    return static_cast<uint64_t>(snapshots().capacity()) * snapshots().snapshot_bytes();
+  }
 
  private:
   CacheGeometry geometry_;
+  SnapshotPolicy policy_;
   int64_t num_slots_;
-  KvBlockPool kv_;
-  DeltaNetStateSlots states_;
+  AttentionKvCache attention_;
+  DeltaNetStateCache deltanet_;
 };
 
 }  // namespace ds

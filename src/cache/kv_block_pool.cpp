@@ -1,4 +1,4 @@
-// KvBlockPool: one allocation at start-up, a free list of block ids.
+// KvBlockPool: one allocation at start-up.
 #include "cache/kv_block_pool.h"
 
 #include "util/check.h"
@@ -17,19 +17,6 @@ KvBlockPool::KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_lay
       k_(new float[static_cast<size_t>(size_)]),
       v_(new float[static_cast<size_t>(size_)]) {
   DS_CHECK(block_size > 0 && 64 % block_size == 0, "block size ", block_size, " must divide 64");
-  for (int64_t b = num_blocks - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-}
-
-std::optional<int32_t> KvBlockPool::allocate() {
-  if (free_.empty()) return std::nullopt;
-  const int32_t block = free_.back();
-  free_.pop_back();
-  return block;
-}
-
-void KvBlockPool::release(int32_t block) {
-  DS_CHECK(block >= 0 && block < num_blocks_, "block ", block);
-  free_.push_back(block);
 }
 
 KvLayerView KvBlockPool::layer(int64_t layer) {

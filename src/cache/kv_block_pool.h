@@ -1,11 +1,10 @@
-// KvBlockPool: attention K/V of every full-attention layer in fixed-size blocks, shared by all
-// sequences; a sequence reaches its tokens through its block table (vLLM-style paging).
+// KvBlockPool: the storage of attention K/V of every full-attention layer in fixed-size blocks,
+// shared by all sequences; a sequence reaches its tokens through its block table (vLLM-style
+// paging). Which block belongs to whom is AttentionKvCache's business; the model only reads views.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <vector>
 
 #include "kernels/backend.h"
 
@@ -13,14 +12,12 @@ namespace ds {
 
 class KvBlockPool {
  public:
-  // block_size must divide 64 (DeltaNet chunk) so state checkpoints align with blocks later.
+  // block_size must divide 64 (the DeltaNet chunk), so prefix-cache hits at chunk boundaries end
+  // on whole blocks.
   KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim);
 
   int64_t block_size() const { return block_size_; }
   int64_t num_blocks() const { return num_blocks_; }
-  int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
-  std::optional<int32_t> allocate();
-  void release(int32_t block);
   // View of full-attention layer `layer` (0-based among full-attention layers).
   KvLayerView layer(int64_t layer);
   uint64_t bytes() const { return 2 * static_cast<uint64_t>(size_) * sizeof(float); }
@@ -33,7 +30,6 @@ class KvBlockPool {
   int64_t size_;                  // floats in k_ (and in v_)
   std::unique_ptr<float[]> k_;   // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
   std::unique_ptr<float[]> v_;   // same
-  std::vector<int32_t> free_;  // free block ids, popped from the back
 };
 
 }  // namespace ds

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cache/deltanet_state_slots.h"
+#include "cache/hybrid_cache.h"
 #include "cache/kv_block_pool.h"
 #include "model/qwen35_model.h"
 
@@ -14,7 +15,7 @@ namespace ds {
 class SequenceRunner {
  public:
   // Room for `max_positions` tokens in total and `max_call_tokens` per call.
-  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = 16);
+  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = kKvBlockSize);
 
   // Feeds `tokens` in one model call; logits: [rows, vocab] (rows = tokens.size() or 1 or 0).
   Status feed(std::span<const int32_t> tokens, LogitsRows rows, std::vector<float>& logits);
@@ -25,8 +26,8 @@ class SequenceRunner {
   KvBlockPool kv_;
   DeltaNetStateSlots states_;
   Workspace workspace_;
-  std::vector<int32_t> blocks_;  // block table
-  int32_t slot_;
+  std::vector<int32_t> blocks_;  // block table: the pool's blocks in order
+  static constexpr int32_t kSlot = 0;  // the one state slot
   int64_t position_ = 0;
 };
 

@@ -84,15 +84,17 @@ TEST_F(ModelIdentities, SequenceAloneIsBitIdenticalToSequenceInABatch) {
     alone.push_back(out);
   }
   // Together: the same calls as batches of three sequences sharing one pool.
-  KvBlockPool kv(64, 16, loaded_.model->num_attention_layers(), c.num_key_value_heads, c.head_dim);
+  KvBlockPool kv(64, kKvBlockSize, loaded_.model->num_attention_layers(), c.num_key_value_heads, c.head_dim);
   DeltaNetStateSlots states(4, loaded_.model->num_deltanet_layers(), c.conv_dim(), c.linear_conv_kernel_dim - 1,
                             c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
   Workspace ws(c, 128);
   std::vector<std::vector<int32_t>> tables(3);
   std::vector<int32_t> slots;
   for (int s = 0; s < 3; ++s) {
-    for (int b = 0; b < 5; ++b) tables[s].push_back(*kv.allocate());
-    slots.push_back(*states.allocate());
+    // Interleaved blocks and slots in reverse, so no sequence's table is the identity.
+    for (int b = 0; b < 5; ++b) tables[s].push_back(63 - (b * 3 + s));
+    slots.push_back(3 - s);
+    states.reset(slots.back());
   }
   std::vector<std::vector<float>> together(3);
   ForwardBatch prefill;
@@ -120,9 +122,10 @@ TEST_F(ModelIdentities, SequenceAloneIsBitIdenticalToSequenceInABatch) {
 
 TEST_F(ModelIdentities, BadBatchesAreErrors) {
   const TextConfig& c = loaded_.config.text;
-  KvBlockPool kv(4, 16, loaded_.model->num_attention_layers(), c.num_key_value_heads, c.head_dim);
+  KvBlockPool kv(4, kKvBlockSize, loaded_.model->num_attention_layers(), c.num_key_value_heads, c.head_dim);
   DeltaNetStateSlots states(1, loaded_.model->num_deltanet_layers(), c.conv_dim(), c.linear_conv_kernel_dim - 1,
                             c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
+  states.reset(0);
   Workspace ws(c, 8);
   std::vector<float> logits(static_cast<size_t>(vocab()) * 20);
   const std::vector<int32_t> table{0}, bad_token{1, 512}, long_prompt(20, 1), fine{1, 2};

@@ -1,0 +1,34 @@
+// DeltaNetStateCache: a free list of slots; snapshots are whole-slot copies.
+#include "cache/deltanet_state_cache.h"
+
+#include "util/check.h"
+
+namespace ds {
+
+DeltaNetStateCache::DeltaNetStateCache(int64_t num_slots, int64_t num_snapshots, int64_t num_layers,
+                                       int64_t conv_channels, int64_t conv_history, int64_t num_v_heads, int64_t k_dim,
+                                       int64_t v_dim)
+    : slots_(num_slots, num_layers, conv_channels, conv_history, num_v_heads, k_dim, v_dim),
+      snapshots_(num_snapshots, slots_.floats_per_slot()) {
+  for (int64_t s = num_slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
+}
+
+std::optional<int32_t> DeltaNetStateCache::allocate(int32_t snapshot) {
+  if (free_.empty()) return std::nullopt;
+  const int32_t slot = free_.back();
+  free_.pop_back();
+  if (snapshot >= 0) slots_.restore(slot, snapshots_.use(snapshot));
+  else slots_.reset(slot);
+  return slot;
+}
+
+void DeltaNetStateCache::release(int32_t slot) {
+  DS_CHECK(slot >= 0 && slot < slots_.num_slots(), "state slot ", slot);
+  free_.push_back(slot);
+}
+
+void DeltaNetStateCache::take_snapshot(int32_t slot, uint64_t key, std::span<const int32_t> prefix) {
+  if (float* state = snapshots_.insert(key, prefix)) slots_.save(slot, state);
+}
+
+}  // namespace ds

@@ -1,0 +1,56 @@
+// SnapshotPool: entries in one array; the LRU victim is found by a scan of last-use ticks — a pool
+// holds tens to hundreds of multi-MiB snapshots, so the scan is noise beside the copy it precedes.
+#include "cache/snapshot_pool.h"
+
+#include <algorithm>
+
+namespace ds {
+
+SnapshotPool::SnapshotPool(int64_t capacity, int64_t floats_per_snapshot)
+    : capacity_(std::max<int64_t>(0, capacity)),
+      floats_(floats_per_snapshot),
+      states_(capacity_ > 0 ? new float[static_cast<size_t>(capacity_ * floats_)] : nullptr),
+      entries_(static_cast<size_t>(capacity_)) {
+  by_key_.reserve(static_cast<size_t>(capacity_));
+}
+
+std::optional<int32_t> SnapshotPool::find(uint64_t key, std::span<const int32_t> prefix) const {
+  const auto it = by_key_.find(key);
+  if (it == by_key_.end()) return std::nullopt;
+  const std::vector<int32_t>& kept = entries_[static_cast<size_t>(it->second)].prefix;
+  if (!std::equal(kept.begin(), kept.end(), prefix.begin(), prefix.end())) return std::nullopt;
+  return it->second;
+}
+
+float* SnapshotPool::insert(uint64_t key, std::span<const int32_t> prefix) {
+  if (capacity_ == 0) return nullptr;
+  if (const auto found = find(key, prefix)) {
+    entries_[static_cast<size_t>(*found)].last_used = ++clock_;
+    return nullptr;
+  }
+  // An empty entry, else the least recently used one.
+  const auto victim = std::min_element(entries_.begin(), entries_.end(),
+                                       [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
+  if (victim->last_used != 0) {
+    by_key_.erase(victim->key);
+    ++evictions_;
+  }
+  const auto entry = static_cast<int32_t>(victim - entries_.begin());
+  // A key held by another prefix (a collision) is rare enough to simply not be indexed twice.
+  if (!by_key_.emplace(key, entry).second) {
+    victim->last_used = 0;
+    victim->prefix.clear();
+    return nullptr;
+  }
+  victim->key = key;
+  victim->last_used = ++clock_;
+  victim->prefix.assign(prefix.begin(), prefix.end());
+  return states_.get() + static_cast<int64_t>(entry) * floats_;
+}
+
+const float* SnapshotPool::use(int32_t entry) {
+  entries_[static_cast<size_t>(entry)].last_used = ++clock_;
+  return states_.get() + static_cast<int64_t>(entry) * floats_;
+}
+
+}  // namespace ds

@@ -1,0 +1,104 @@
+// HybridCache's prefix cache: a hit needs a snapshot and every KV block before it; apply shares
+// the blocks and restores the state; released blocks stay findable until evicted.
+#include "cache/hybrid_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace ds {
+namespace {
+
+CacheGeometry tiny_geometry() {
+  CacheGeometry g;
+  g.attention_layers = g.num_kv_heads = g.head_dim = 1;
+  g.deltanet_layers = g.conv_channels = g.conv_history = g.num_v_heads = g.k_dim = g.v_dim = 1;
+  return g;
+}
+
+std::vector<int32_t> tokens(int64_t n, int32_t seed) {
+  std::vector<int32_t> t;
+  for (int64_t i = 0; i < n; ++i) t.push_back(static_cast<int32_t>((i * 7 + seed) % 50));
+  return t;
+}
+
+// Computes `prompt` into a fresh sequence of `cache` the way the engine does, writing a state that
+// names the position so a restore can be checked.
+void compute(HybridCache& cache, SequenceCache& s, std::span<const int32_t> prompt) {
+  const auto keys = cache.prefix_keys(prompt);
+  const auto snapshots = cache.snapshot_positions(prompt);
+  CachePlan plan;
+  plan.grow.push_back({&s, static_cast<int64_t>(prompt.size())});
+  cache.apply(plan);
+  for (int64_t stop : snapshots) {
+    cache.states().recurrent(s.slot, 0)[0] = static_cast<float>(stop);
+    cache.cache_prefix(s, prompt, keys, stop, true);
+  }
+  cache.cache_prefix(s, prompt, keys, static_cast<int64_t>(prompt.size()), false);
+}
+
+TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
+  CacheCapacity capacity{64, 2, 8};
+  HybridCache cache(tiny_geometry(), capacity);
+  ASSERT_TRUE(cache.prefix_caching());
+  const std::vector<int32_t> first = tokens(300, 0);  // snapshots at 256 (prompt end)
+  SequenceCache a;
+  compute(cache, a, first);
+  EXPECT_EQ(cache.cached_blocks(), 300 / 16);
+
+  // A prompt sharing 280 tokens, then different: the hit is 256, its 16 blocks shared.
+  std::vector<int32_t> second = first;
+  second.resize(280);
+  for (int i = 0; i < 40; ++i) second.push_back(49);
+  const auto keys = cache.prefix_keys(second);
+  PrefixHit hit = cache.find_prefix(second, keys, static_cast<int64_t>(second.size()) - 1);
+  EXPECT_EQ(hit.tokens, 256);
+  EXPECT_EQ(hit.blocks, 16);
+  EXPECT_EQ(hit.unreferenced, 0) << "the first sequence still holds them";
+  // A limit below the snapshot (e.g. the prompt is the snapshot's prefix itself): no hit.
+  EXPECT_EQ(cache.find_prefix(second, keys, 255).tokens, 0);
+
+  // Released, the blocks stay cached and count as free; a hit takes them back.
+  cache.release(a);
+  EXPECT_EQ(cache.free_blocks(), 64);
+  hit = cache.find_prefix(second, keys, static_cast<int64_t>(second.size()) - 1);
+  EXPECT_EQ(hit.unreferenced, 16);
+  SequenceCache b;
+  CachePlan plan;
+  plan.restore.push_back({&b, hit, keys});
+  plan.grow.push_back({&b, static_cast<int64_t>(second.size())});
+  cache.apply(plan);
+  EXPECT_EQ(b.keyed_blocks, 16);
+  EXPECT_EQ(cache.states().recurrent(b.slot, 0)[0], 256.0f) << "the snapshot's state is restored";
+  EXPECT_EQ(cache.free_blocks(), 64 - 20) << "16 shared + 4 new blocks";
+  cache.release(b);
+  EXPECT_EQ(cache.free_blocks(), 64);
+}
+
+TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
+  CacheCapacity capacity{20, 2, 8};
+  HybridCache cache(tiny_geometry(), capacity);
+  const std::vector<int32_t> prompt = tokens(200, 3);  // snapshot at 192
+  SequenceCache a;
+  compute(cache, a, prompt);
+  cache.release(a);
+  const auto keys = cache.prefix_keys(prompt);
+  EXPECT_EQ(cache.find_prefix(prompt, keys, 199).tokens, 192);
+  // Another sequence takes 9 blocks: the 8 keyless ones (7 never used + the partial last block),
+  // then the least recently released cached block — the prompt's last full block, since a table is
+  // released tail first.
+  SequenceCache other;
+  CachePlan plan;
+  plan.grow.push_back({&other, 9 * 16});
+  cache.apply(plan);
+  EXPECT_EQ(cache.block_evictions(), 1);
+  EXPECT_EQ(cache.find_prefix(prompt, keys, 199).tokens, 0) << "a block before the snapshot is gone";
+  cache.release(other);
+
+  CacheCapacity no_snapshots{20, 2, 0};
+  HybridCache off(tiny_geometry(), no_snapshots);
+  EXPECT_FALSE(off.prefix_caching());
+  EXPECT_TRUE(off.prefix_keys(prompt).empty());
+  EXPECT_EQ(off.find_prefix(prompt, {}, 199).tokens, 0);
+}
+
+}  // namespace
+}  // namespace ds

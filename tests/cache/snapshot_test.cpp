@@ -1,0 +1,61 @@
+// Snapshots: where a prompt is snapshotted (SnapshotPolicy) and the bounded pool that keeps them.
+#include <gtest/gtest.h>
+
+#include "cache/prefix_key.h"
+#include "cache/snapshot_policy.h"
+#include "cache/snapshot_pool.h"
+
+namespace ds {
+namespace {
+
+TEST(SnapshotPolicy, MessageStartsPromptEndAndGeometricPositionsOnTheChunkGrid) {
+  SnapshotPolicy policy{{9}};
+  std::vector<int32_t> prompt(300, 1);
+  prompt[0] = 9;    // a message start at 0: nothing to snapshot before it
+  prompt[70] = 9;   // → 64
+  prompt[100] = 9;  // → 64 again
+  prompt[200] = 9;  // → 192
+  EXPECT_EQ(policy.positions(prompt), (std::vector<int64_t>{64, 192, 256}));  // 256: the end (299 → 256)
+  // A message start in the first chunk and a prompt of 64 tokens: nothing before 64 − 1.
+  EXPECT_EQ(policy.positions(std::vector<int32_t>(64, 9)), (std::vector<int64_t>{}));
+  EXPECT_EQ(policy.positions(std::vector<int32_t>(65, 1)), (std::vector<int64_t>{64}));
+  // Geometric: 1K, 2K, 4K, 8K, then every 4K.
+  const std::vector<int64_t> long_prompt = SnapshotPolicy{}.positions(std::vector<int32_t>(20000, 1));
+  EXPECT_EQ(long_prompt, (std::vector<int64_t>{1024, 2048, 4096, 8192, 12288, 16384, 19968}));
+  EXPECT_TRUE(SnapshotPolicy{}.positions(std::vector<int32_t>(1, 1)).empty());
+}
+
+TEST(SnapshotPool, FindsByKeyVerifiesTokensAndEvictsTheLeastRecentlyUsed) {
+  SnapshotPool pool(2, 3);
+  const std::vector<int32_t> a{1, 2}, b{3, 4}, c{5, 6};
+  auto key = [](const std::vector<int32_t>& t) { return prefix_keys(t, 0).back(); };
+  float* sa = pool.insert(key(a), a);
+  ASSERT_NE(sa, nullptr);
+  sa[0] = 1.0f;
+  pool.insert(key(b), b)[0] = 2.0f;
+  EXPECT_EQ(pool.insert(key(a), a), nullptr) << "already held: only marked used";
+  EXPECT_FALSE(pool.find(key(a), b).has_value()) << "a key whose tokens differ is no hit";
+  pool.insert(key(c), c)[0] = 3.0f;  // evicts b, the least recently used
+  EXPECT_EQ(pool.evictions(), 1);
+  EXPECT_FALSE(pool.find(key(b), b).has_value());
+  ASSERT_TRUE(pool.find(key(a), a).has_value());
+  EXPECT_EQ(pool.use(*pool.find(key(a), a))[0], 1.0f);
+  EXPECT_EQ(pool.use(*pool.find(key(c), c))[0], 3.0f);
+  EXPECT_EQ(pool.bytes_used(), 2 * 3 * sizeof(float));
+  SnapshotPool off(0, 3);
+  EXPECT_EQ(off.insert(key(a), a), nullptr);
+}
+
+TEST(PrefixKeys, EachPrefixHasItsOwnKeyAndTheSaltSeparatesModels) {
+  const std::vector<int32_t> t{5, 6, 7};
+  const auto keys = prefix_keys(t, 1), other = prefix_keys(t, 2);
+  ASSERT_EQ(keys.size(), 4u);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_NE(keys[i], other[i]);
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(keys[i], keys[j]);
+  }
+  EXPECT_EQ(prefix_keys(std::vector<int32_t>{5, 6}, 1)[2], keys[2]) << "a key depends only on its prefix";
+}
+
+}  // namespace
+}  // namespace ds
