@@ -13,7 +13,8 @@ Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOpti
   DS_TRY(validate_limits(options.limits));
   if (options.max_queue < 1) return Status::errorf("--max-queue must be at least 1, found ", options.max_queue);
   EngineLimits limits;
-  DS_ASSIGN_OR_RETURN(limits.capacity, size_cache(model.cache_geometry(), options.cache_memory, options.limits.max_seqs));
+  DS_ASSIGN_OR_RETURN(limits.capacity, size_cache(model.cache_geometry(), options.cache_memory, options.limits.max_seqs,
+                                                   options.prefix_cache_memory));
   const CacheGeometry geometry = model.cache_geometry();
   limits.cache_bytes = static_cast<uint64_t>(limits.capacity.num_blocks) * geometry.block_bytes() +
                        static_cast<uint64_t>(limits.capacity.num_slots) * geometry.slot_bytes();
@@ -41,7 +42,7 @@ Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimit
     : model_(model),
       options_(options),
       limits_(limits),
-      cache_(model.cache_geometry(), limits.capacity),
+      cache_(model.cache_geometry(), limits.capacity, options.snapshots),
       scheduler_(options.limits),
       logits_(static_cast<size_t>(options.limits.max_seqs * model.vocab_size())),
       seeds_(options.seed) {
@@ -97,6 +98,14 @@ EngineCounters Engine::counters() const {
   c.preemptions = gauges_.preemptions.load();
   c.finished = gauges_.finished.load();
   c.steps = gauges_.steps.load();
+  c.prefix_queries = gauges_.prefix_queries.load();
+  c.prefix_hits = gauges_.prefix_hits.load();
+  c.cached_blocks = gauges_.cached_blocks.load();
+  c.block_evictions = gauges_.block_evictions.load();
+  c.snapshots = gauges_.snapshots.load();
+  c.snapshot_capacity = limits_.capacity.num_snapshots;
+  c.snapshot_evictions = gauges_.snapshot_evictions.load();
+  c.snapshot_bytes = gauges_.snapshot_bytes.load();
   return c;
 }
 
@@ -116,6 +125,9 @@ void Engine::loop() {
       gauges_.waiting.fetch_add(static_cast<int64_t>(arrived.size()));
     }
     for (auto& r : arrived) {
+      // Computed once per request, on this thread: the prompt's keys and snapshot boundaries.
+      r->prefix_keys = cache_.prefix_keys(r->prompt());
+      r->snapshot_positions = cache_.snapshot_positions(r->prompt());
       scheduler_.add(r.get());
       requests_.push_back(std::move(r));
     }
@@ -147,6 +159,7 @@ void Engine::step() {
   if (scheduler_.idle()) return;
   StepPlan plan = scheduler_.schedule(cache_);
   cache_.apply(plan.cache);
+  for (Request* r : plan.admitted) admitted(*r);
   gauges_.preemptions.fetch_add(static_cast<int64_t>(plan.preempted.size()));
   for (Request* r : plan.preempted) log::debug("engine: request ", r->id, " preempted (KV blocks ran out); it will be recomputed");
   if (plan.chunks.empty()) {
@@ -161,7 +174,6 @@ void Engine::step() {
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
     const bool wants_logits = r.num_computed + chunk.num_tokens == r.total();
-    if (r.num_computed == 0 && r.preemptions == 0) gauges_.prompt_tokens.fetch_add(r.prompt_len);
     batch.sequences.push_back(SequenceInput{std::span<const int32_t>(r.tokens).subspan(r.num_computed, chunk.num_tokens),
                                             r.num_computed, r.cache.blocks, r.cache.slot, {},
                                             wants_logits ? LogitsRows::last : LogitsRows::none, chunk.kind});
@@ -177,7 +189,7 @@ void Engine::step() {
   int64_t row = 0;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
-    r.num_computed += chunk.num_tokens;
+    computed(r, chunk);
     if (r.num_computed < r.total()) continue;  // a prefill chunk short of the end: no logits
     const std::span<float> logits(logits_.data() + row++ * vocab, static_cast<size_t>(vocab));
     if (options_.logits_hook) {
@@ -192,6 +204,26 @@ void Engine::step() {
     if (is_stop_token(r, token)) finish(r, FinishReason::stop, token);
     else if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) finish(r, FinishReason::length);
   }
+}
+
+void Engine::admitted(Request& r) {
+  if (r.cached_tokens >= 0) return;  // counted at its first admission; this one follows a preemption
+  r.cached_tokens = r.num_computed;
+  r.stream->set_cached_tokens(r.cached_tokens);
+  gauges_.prompt_tokens.fetch_add(r.prompt_len);
+  if (cache_.prefix_caching()) {
+    gauges_.prefix_queries.fetch_add(r.prompt_len);
+    gauges_.prefix_hits.fetch_add(r.cached_tokens);
+  }
+}
+
+void Engine::computed(Request& r, const ScheduledChunk& chunk) {
+  const int64_t before = r.num_computed;
+  r.num_computed += chunk.num_tokens;
+  // Prompt tokens computed by the chunked kernel become cache: their full blocks get keys, and
+  // the state is snapshotted at the prompt's boundaries.
+  if (chunk.kind == StepKind::prefill && before < r.prompt_len)
+    cache_.cache_prefix(r.cache, r.prompt(), r.prefix_keys, r.num_computed, r.at_snapshot());
 }
 
 void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {
@@ -209,6 +241,11 @@ void Engine::publish_counters() {
   gauges_.running.store(static_cast<int64_t>(scheduler_.running().size()));
   gauges_.blocks_used.store(cache_.num_blocks() - cache_.free_blocks());
   gauges_.slots_used.store(cache_.num_slots() - cache_.free_slots());
+  gauges_.cached_blocks.store(cache_.cached_blocks());
+  gauges_.block_evictions.store(cache_.block_evictions());
+  gauges_.snapshots.store(cache_.snapshots().size());
+  gauges_.snapshot_evictions.store(cache_.snapshots().evictions());
+  gauges_.snapshot_bytes.store(cache_.snapshots().bytes_used());
 }
 
 }  // namespace ds

@@ -26,6 +26,8 @@ namespace ds {
 
 struct EngineOptions {
   uint64_t cache_memory = uint64_t{4} << 30;  // bytes for KV blocks + DeltaNet state slots
+  uint64_t prefix_cache_memory = uint64_t{2} << 30;  // bytes for DeltaNet snapshots; 0: no prefix cache
+  SnapshotPolicy snapshots;                    // where prompts are snapshotted (message start tokens)
   SchedulerLimits limits;                      // --max-batch-tokens, --max-seqs
   int64_t max_model_len = 0;                   // 0: the model's max_position_embeddings, lowered to what the cache holds
   int64_t max_queue = 256;                     // requests waiting for capacity before submit answers "overloaded"
@@ -51,6 +53,11 @@ struct EngineCounters {
   int64_t blocks_used = 0, num_blocks = 0, slots_used = 0, num_slots = 0;
   int64_t prompt_tokens = 0, generation_tokens = 0;  // totals since start
   int64_t preemptions = 0, finished = 0, steps = 0;
+  // Prefix cache: prompt tokens of first admissions, and how many of them were found cached.
+  int64_t prefix_queries = 0, prefix_hits = 0;
+  int64_t cached_blocks = 0, block_evictions = 0;
+  int64_t snapshots = 0, snapshot_capacity = 0, snapshot_evictions = 0;
+  uint64_t snapshot_bytes = 0;  // bytes of the snapshots held
 };
 
 class Engine {
@@ -73,6 +80,8 @@ class Engine {
   void loop();
   void step();
   void reap_cancelled();
+  void admitted(Request& request);
+  void computed(Request& request, const ScheduledChunk& chunk);
   void finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token = std::nullopt,
               std::string error = {});
   bool is_stop_token(const Request& request, int32_t token) const;
@@ -96,6 +105,9 @@ class Engine {
   struct Gauges {
     std::atomic<int64_t> waiting{0}, running{0}, blocks_used{0}, slots_used{0};
     std::atomic<int64_t> prompt_tokens{0}, generation_tokens{0}, preemptions{0}, finished{0}, steps{0};
+    std::atomic<int64_t> prefix_queries{0}, prefix_hits{0}, cached_blocks{0}, block_evictions{0};
+    std::atomic<int64_t> snapshots{0}, snapshot_evictions{0};
+    std::atomic<uint64_t> snapshot_bytes{0};
   } gauges_;
   std::thread thread_;
 };

@@ -2,8 +2,10 @@
 // how many of them the cache holds, its cache, sampler and stream. Only the engine thread touches it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cache/hybrid_cache.h"
@@ -34,9 +36,22 @@ struct Request {
   SequenceCache cache;
   int64_t preemptions = 0;
 
+  // Prefix cache (empty when it is off): keys of prompt[0, p) for p = 0 .. prompt_len, and the
+  // chunk boundaries where prefill stops to snapshot the DeltaNet state (ascending).
+  std::vector<uint64_t> prefix_keys;
+  std::vector<int64_t> snapshot_positions;
+  int64_t cached_tokens = -1;  // prompt tokens the first admission found cached (-1: not admitted yet)
+
   int64_t total() const { return static_cast<int64_t>(tokens.size()); }
   int64_t generated() const { return total() - prompt_len; }
   bool prefilling() const { return num_computed < prefill_end; }
+  std::span<const int32_t> prompt() const { return std::span<const int32_t>(tokens).first(static_cast<size_t>(prompt_len)); }
+  // Where the next prefill call must end at the latest: the next snapshot boundary or the end.
+  int64_t prefill_stop() const {
+    const auto next = std::upper_bound(snapshot_positions.begin(), snapshot_positions.end(), num_computed);
+    return next == snapshot_positions.end() ? prefill_end : std::min(prefill_end, *next);
+  }
+  bool at_snapshot() const { return std::binary_search(snapshot_positions.begin(), snapshot_positions.end(), num_computed); }
 };
 
 }  // namespace ds

@@ -33,6 +33,8 @@ class RequestStream {
 
   uint64_t id() const { return id_; }
   int64_t prompt_tokens() const { return prompt_tokens_; }
+  // Prompt tokens found in the prefix cache (known once the request is admitted; 0 before).
+  int64_t cached_tokens() const { return cached_tokens_.load(std::memory_order_relaxed); }
   // Waits for new tokens or the end; nullopt once the final event has been returned, or when
   // `timeout` passes first (then finished() is still false).
   std::optional<StreamEvent> next(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
@@ -43,6 +45,7 @@ class RequestStream {
   bool finished() const;
 
   // Engine side.
+  void set_cached_tokens(int64_t tokens) { cached_tokens_.store(tokens, std::memory_order_relaxed); }
   void push(SampledToken token);
   void finish(FinishReason reason, std::optional<int32_t> stop_token = std::nullopt, std::string error = {});
 
@@ -50,6 +53,7 @@ class RequestStream {
   const uint64_t id_;
   const int64_t prompt_tokens_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> cached_tokens_{0};
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   StreamEvent pending_;     // guarded by mutex_

@@ -31,7 +31,7 @@ void Scheduler::remove(Request* request) {
 }
 
 int64_t Scheduler::prefill_chunk(const Request& r, int64_t budget) {
-  const int64_t remaining = r.prefill_end - r.num_computed;
+  const int64_t remaining = r.prefill_stop() - r.num_computed;
   if (remaining <= budget) return remaining;
   return std::max<int64_t>(0, (r.num_computed + budget) / kPrefillAlign * kPrefillAlign - r.num_computed);
 }
@@ -70,9 +70,11 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
     }
     return true;
   };
-  auto take = [&](Request* r, int64_t n, StepKind kind) {
-    const int64_t needed = cache.blocks_for(r->num_computed + n) - static_cast<int64_t>(r->cache.blocks.size());
-    free_blocks -= std::max<int64_t>(0, needed);
+  // `hit`: an admission's cached prefix, whose blocks the plan shares before it grows.
+  auto take = [&](Request* r, int64_t n, StepKind kind, const PrefixHit& hit = {}) {
+    const int64_t held = hit.tokens > 0 ? hit.blocks : static_cast<int64_t>(r->cache.blocks.size());
+    const int64_t needed = cache.blocks_for(r->num_computed + n) - held;
+    free_blocks -= std::max<int64_t>(0, needed) + hit.unreferenced;
     if (r->cache.slot < 0) --free_slots;
     budget -= n;
     plan.cache.grow.push_back({&r->cache, r->num_computed + n});
@@ -111,12 +113,20 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
   while (!blocked && plan.preempted.empty() && !waiting_.empty() &&
          static_cast<int64_t>(running_.size()) < limits_.max_seqs && free_slots > 0) {
     Request* r = waiting_.front();
+    // A hit leaves at least the last token to compute: its logits start the generation.
+    const PrefixHit hit = cache.find_prefix(r->prompt(), r->prefix_keys, r->total() - 1);
     r->prefill_end = r->total();
+    r->num_computed = hit.tokens;
     const int64_t n = prefill_chunk(*r, budget);
-    if (n == 0 || cache.blocks_for(r->prefill_end) > free_blocks) break;
+    if (n == 0 || cache.blocks_for(r->prefill_end) - hit.blocks + hit.unreferenced > free_blocks) {
+      r->num_computed = r->prefill_end = 0;
+      break;
+    }
     waiting_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, by_id), r);
-    take(r, n, StepKind::prefill);
+    if (hit.tokens > 0) plan.cache.restore.push_back({&r->cache, hit, r->prefix_keys});
+    plan.admitted.push_back(r);
+    take(r, n, StepKind::prefill, hit);
   }
   return plan;
 }

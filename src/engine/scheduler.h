@@ -7,9 +7,11 @@
 //  2. running prefills, oldest first, get chunks from what is left of the budget;
 //  3. waiting requests are admitted strictly first-come-first-served (the queue's head is never
 //     overtaken, so nothing starves) while a sequence slot, the budget and KV blocks for the whole
-//     prompt are free.
+//     prompt are free. A request starts from the longest cached prefix of its prompt (its blocks
+//     and snapshot restored, only the rest charged against the blocks).
 // A prefill chunk that does not finish the prompt ends on a 64-token boundary (the DeltaNet
-// chunk), so a prompt's results never depend on how it was split. When a running request needs a
+// chunk), so a prompt's results never depend on how it was split; a chunk also ends at each of
+// the prompt's snapshot boundaries, so the engine can snapshot the state there. When a running request needs a
 // block and none is free, the newest running request not yet scheduled this step is preempted
 // (its cache freed, recomputed later from its tokens); with none left, the request preempts itself.
 #pragma once
@@ -24,7 +26,7 @@
 
 namespace ds {
 
-inline constexpr int64_t kPrefillAlign = 64;  // DeltaNet chunk length
+inline constexpr int64_t kPrefillAlign = kSnapshotGrid;  // DeltaNet chunk length
 
 struct SchedulerLimits {
   int64_t max_batch_tokens = 256;
@@ -44,6 +46,7 @@ struct ScheduledChunk {
 struct StepPlan {
   std::vector<ScheduledChunk> chunks;  // decodes first, then prefills oldest first, then admissions
   std::vector<Request*> preempted;
+  std::vector<Request*> admitted;      // num_computed already set to the cached prefix
   CachePlan cache;                     // apply before running the chunks
   int64_t tokens = 0;                  // Σ num_tokens ≤ max_batch_tokens
 };

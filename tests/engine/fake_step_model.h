@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -41,6 +42,7 @@ class FakeStepModel : public StepModel {
 
   Status forward(const ForwardBatch& batch, HybridCache& cache, float* logits) override {
     ++calls;
+    tokens_computed += batch.total_tokens();
     if (step_time.count() > 0) std::this_thread::sleep_for(step_time);
     const int64_t tokens = batch.total_tokens();
     if (tokens > capacity) return Status::errorf("batch of ", tokens, " tokens over the reserved ", capacity);
@@ -97,6 +99,7 @@ class FakeStepModel : public StepModel {
   std::chrono::microseconds step_time{0};  // a real step takes time: lets submissions pile up
   int64_t capacity = 0;
   int64_t calls = 0, max_call_tokens = 0, max_call_sequences = 0;
+  std::atomic<int64_t> tokens_computed{0};  // every token of every call
 };
 
 }  // namespace ds::test
