@@ -13,6 +13,14 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
   command->add_option("--cache-memory", options.cache_memory,
                       "Memory for the KV cache and DeltaNet state slots (e.g. 4GiB, 512MiB)")
       ->capture_default_str();
+  auto* prefix = command
+                     ->add_option("--prefix-cache-memory", options.prefix_cache_memory,
+                                  "Memory for DeltaNet snapshots of the prefix cache, on top of --cache-memory "
+                                  "(a Qwen3.5-2B snapshot is 19.3 MiB)")
+                     ->capture_default_str();
+  command->add_flag("--no-prefix-cache", options.no_prefix_cache,
+                    "Compute every prompt from its first token (no cached KV blocks or DeltaNet snapshots)")
+      ->excludes(prefix);
   command->add_option("--max-batch-tokens", options.engine.limits.max_batch_tokens,
                       "Token budget of one engine step (prefill chunks + decodes)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
@@ -48,15 +56,31 @@ Result<uint64_t> parse_byte_size(const std::string& text, const std::string& opt
 Result<EngineOptions> engine_options(const EngineCliOptions& options) {
   EngineOptions engine = options.engine;
   DS_ASSIGN_OR_RETURN(engine.cache_memory, parse_byte_size(options.cache_memory, "--cache-memory"));
+  DS_ASSIGN_OR_RETURN(const uint64_t prefix_cache_memory,
+                      parse_byte_size(options.prefix_cache_memory, "--prefix-cache-memory"));
+  engine.prefix_cache_memory = options.no_prefix_cache ? 0 : prefix_cache_memory;
   return engine;
+}
+
+void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer) {
+  if (const int32_t id = tokenizer.token_to_id("<|im_start|>"); id >= 0) options.snapshots.message_start_tokens = {id};
 }
 
 void log_engine_limits(const Engine& engine, const EngineOptions& options) {
   const EngineLimits& l = engine.limits();
+  const int64_t block_size = engine.block_size();
   log::info("engine: cache ", human_bytes(l.cache_bytes), " of ", human_bytes(options.cache_memory), ": ",
-            l.capacity.num_blocks, " KV blocks of 16 tokens (", l.capacity.num_blocks * 16, " positions), ",
-            l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs, " sequences and ",
-            options.limits.max_batch_tokens, " tokens per step");
+            l.capacity.num_blocks, " KV blocks of ", block_size, " tokens (", l.capacity.num_blocks * block_size,
+            " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
+            " sequences and ", options.limits.max_batch_tokens, " tokens per step");
+  if (l.capacity.num_snapshots > 0)
+    log::info("engine: prefix cache on: ", l.capacity.num_snapshots, " DeltaNet snapshots of ",
+              human_bytes(l.snapshot_bytes / static_cast<uint64_t>(l.capacity.num_snapshots)), " in ",
+              human_bytes(l.snapshot_bytes), " (--prefix-cache-memory ", human_bytes(options.prefix_cache_memory),
+              "), KV blocks shared by content",
+              options.snapshots.message_start_tokens.empty() ? "; no message-start token known (snapshots at prompt ends and every 1K–4K only)" : "");
+  else
+    log::info("engine: prefix cache off");
   log::info("engine: max_model_len ", l.max_model_len, " (", l.max_model_len_source, ")");
 }
 

@@ -1,17 +1,20 @@
 // Command-line options of every command that runs the engine (generate, bench --concurrency,
-// serve): cache memory, batch limits, context limit, queue bound.
+// serve): cache memory, prefix cache, batch limits, context limit, queue bound.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "engine/engine.h"
+#include "tokenizer/tokenizer.h"
 #include "util/status.h"
 
 namespace ds::app {
 
 struct EngineCliOptions {
   std::string cache_memory = "4GiB";
+  std::string prefix_cache_memory = "2GiB";
+  bool no_prefix_cache = false;
   EngineOptions engine;
 };
 
@@ -20,7 +23,9 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options);
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
 // The engine options with the byte size parsed.
 Result<EngineOptions> engine_options(const EngineCliOptions& options);
-// Logs what start-up resolved: cache bytes, blocks, slots, max_model_len and why.
+// Snapshots the prefix cache before every chat message: the tokenizer's `<|im_start|>`, if it has one.
+void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer);
+// Logs what start-up resolved: cache bytes, blocks, slots, snapshots, max_model_len and why.
 void log_engine_limits(const Engine& engine, const EngineOptions& options);
 
 }  // namespace ds::app

@@ -18,6 +18,7 @@ Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOpti
   const CacheGeometry geometry = model.cache_geometry();
   limits.cache_bytes = static_cast<uint64_t>(limits.capacity.num_blocks) * geometry.block_bytes() +
                        static_cast<uint64_t>(limits.capacity.num_slots) * geometry.slot_bytes();
+  limits.snapshot_bytes = static_cast<uint64_t>(limits.capacity.num_snapshots) * geometry.slot_bytes();
   const int64_t cache_positions = limits.capacity.num_blocks * geometry.block_size;
   const int64_t config_len = model.max_position_embeddings() > 0 ? model.max_position_embeddings() : cache_positions;
   if (options.max_model_len > 0) {

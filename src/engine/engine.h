@@ -42,7 +42,8 @@ struct EngineOptions {
 // What start-up resolved from the options and the memory budget (logged by the caller).
 struct EngineLimits {
   CacheCapacity capacity;
-  uint64_t cache_bytes = 0;
+  uint64_t cache_bytes = 0;     // KV blocks + state slots
+  uint64_t snapshot_bytes = 0;  // the prefix cache's snapshots
   int64_t max_model_len = 0;
   std::string max_model_len_source;  // why max_model_len has its value
 };
@@ -73,6 +74,7 @@ class Engine {
   Result<std::shared_ptr<RequestStream>> submit(std::vector<int32_t> prompt, const SamplingParams& params);
 
   const EngineLimits& limits() const { return limits_; }
+  int64_t block_size() const { return cache_.geometry().block_size; }
   EngineCounters counters() const;
 
  private:
