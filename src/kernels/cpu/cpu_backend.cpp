@@ -194,7 +194,7 @@ void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim,
 }
 
 void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,
-                            const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn) {
+                            FunctionRef<void(int64_t, int64_t, std::vector<float>&)> fn) {
   if (work < kParallelFloats || pool_.size() == 1) return fn(0, count, thread_buffers_[0]);
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(count, t, threads, align);
