@@ -76,7 +76,7 @@ class CpuBackend final : public Backend {
   std::vector<float> int8_scales_;     // [m, groups]
   std::vector<int32_t> int8_offsets_;  // [m, planes, groups] −128 · Σ q per group
   std::vector<DeltaScratch> delta_scratch_;          // one per thread
-  std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps
+  std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps, norm weights
 };
 
 }  // namespace ds
