@@ -1,8 +1,9 @@
-// The portable kernels — the loops of src/kernels/*.inc (gated delta rule, causal conv, paged
-// attention, norms, element-wise ops, RoPE) — built once per ISA from portable_kernels.cpp without FP
-// contraction, so each build vectorises and stays bit-identical to the reference (attention: a
-// tiled kernel, attention_tiled.inc, bit-identical to the loops of attention.inc). Each entry covers
-// a range (heads, channels, rows, elements or tokens) so the CPU backend can split work over threads.
+// The portable kernels — the loops of src/kernels/*.inc (tiled gated delta rule, causal conv, tiled
+// paged attention, norms, element-wise ops, RoPE) — built once per ISA from portable_kernels.cpp
+// without FP contraction, so each build vectorises and stays bit-identical to the reference (ref/:
+// the tiled kernels compute the plain loops of ref/gated_delta_rule.cpp and attention.inc
+// exactly). Each entry covers a range (heads, channels, rows, elements or tokens) so the CPU
+// backend can split work over threads.
 #pragma once
 
 #include <algorithm>
