@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "kernels/cpu/isa.h"
@@ -19,9 +20,9 @@ class IsaTest : public ::testing::TestWithParam<Isa> {
   }
 };
 
-// Test name suffix: scalar, avx2 or avx512.
-inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
-  switch (info.param) {
+// scalar, avx2 or avx512: the test name's suffix.
+inline const char* isa_short_name(Isa isa) {
+  switch (isa) {
     case Isa::scalar: return "scalar";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
@@ -29,4 +30,11 @@ inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
   return "unknown";
 }
 
+inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) { return isa_short_name(info.param); }
+
 }  // namespace ds::test
+
+namespace ds {
+// How gtest prints a parameter (ctest's test names carry it): the ISA by name, not as 4 raw bytes.
+inline void PrintTo(Isa isa, std::ostream* os) { *os << test::isa_short_name(isa); }
+}  // namespace ds
