@@ -14,7 +14,7 @@ inline constexpr int64_t kDeltaChunk = 64;  // HF / FLA chunk size
 struct DeltaScratch {
   // Recurrent (one token at a time).
   std::vector<float> q, k, delta;  // [k_dim], [k_dim], [v_dim]
-  // Chunked, C = kDeltaChunk (layouts in gated_delta_rule.inc).
+  // Chunked, C = kDeltaChunk (layouts in gated_delta_rule_tiled.inc).
   std::vector<float> X;     // [2C, k_dim]: k_i and q_i interleaved
   std::vector<float> KT;    // [k_dim, C]
   std::vector<float> gram;  // [2C, C]

@@ -7,7 +7,7 @@
 
 namespace ds {
 
-void parallel_for(size_t count, int threads, const std::function<void(size_t, size_t)>& fn) {
+void parallel_for(size_t count, int threads, FunctionRef<void(size_t, size_t)> fn) {
   const size_t workers = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), count));
   if (workers <= 1) {
     if (count > 0) fn(0, count);

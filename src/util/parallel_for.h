@@ -4,12 +4,13 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
+
+#include "util/function_ref.h"
 
 namespace ds {
 
 // Calls fn(begin, end) for each range; the calling thread runs the first one.
-void parallel_for(size_t count, int threads, const std::function<void(size_t, size_t)>& fn);
+void parallel_for(size_t count, int threads, FunctionRef<void(size_t, size_t)> fn);
 
 // Threads the machine offers (hardware_concurrency, at least 1).
 int available_threads();

@@ -40,7 +40,7 @@ ThreadPool::~ThreadPool() {
 // itself in sleeping_workers_ before it re-checks generation_ under the mutex, and run() bumps
 // generation_ before it reads sleeping_workers_, so either the worker sees the new generation or
 // run() sees the sleeper and notifies under the mutex. The same holds for caller_sleeping_ and pending_.
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
+void ThreadPool::run(FunctionRef<void(int, int)> fn) {
   if (workers_.empty()) {
     fn(0, 1);
     return;

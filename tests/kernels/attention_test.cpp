@@ -1,8 +1,9 @@
-// Paged attention: the CPU builds (AVX2, AVX-512, 1–3 threads), whose kernel is tiled
-// (attention_tiled.inc), are bit-identical to the reference loops (attention.inc) on odd shapes —
+// Paged attention: each CPU build (AVX2, AVX-512; 1–3 threads), whose kernel is tiled
+// (attention_tiled.inc), is bit-identical to the reference loops (attention.inc) on odd shapes —
 // head_dim with tails, partial, tiny (key lanes gathered) and large blocks, a shuffled block table,
 // start_pos 0 and > 0, a single query and more queries than a tile holds, GQA groups of 1, 3, 4 and
-// 6 heads — and the tile size (the scratch the caller gives) changes no bit.
+// 6 heads — and the tile size (the scratch the caller gives) changes no bit. The scalar ISA runs
+// the reference itself, so it has nothing to compare.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "cache/kv_block_pool.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/portable_kernels.h"
+#include "isa_test.h"
 #include "kernels/ref/ref_backend.h"
 #include "test_util.h"
 #include "util/random.h"
@@ -69,44 +71,40 @@ const Shape kShapes[] = {
     {4, 1, 24, 3, 4, 1},      // blocks of 1: every key gathered from its own block
 };
 
-std::vector<std::unique_ptr<Backend>> cpu_backends() {
-  std::vector<std::unique_ptr<Backend>> backends;
-  for (Isa isa : {Isa::avx2, Isa::avx512})
-    if (detect_isa() >= isa)
-      for (int threads : {1, 2, 3}) backends.push_back(std::make_unique<CpuBackend>(isa, threads));
-  return backends;
-}
+class CpuAttention : public test::IsaTest {};
 
-TEST(CpuAttention, IsBitIdenticalToReference) {
+TEST_P(CpuAttention, IsBitIdenticalToReference) {
   for (const Shape& s : kShapes) {
     Case c(s);
     RefBackend ref;
     const auto expected = c.run(ref);
-    for (const auto& backend : cpu_backends())
-      EXPECT_EQ(c.run(*backend), expected) << backend->name() << ", heads " << s.heads << ", head_dim " << s.head_dim;
-  }
-}
-
-TEST(CpuAttention, TileSizeChangesNoBit) {
-  for (const Shape& s : kShapes) {
-    Case c(s);
-    const int64_t group = s.heads / s.kv_heads;
-    std::vector<const kernels::PortableKernels*> builds;
-    if (detect_isa() >= Isa::avx2) builds.push_back(&kernels::portable_kernels_avx2());
-    if (detect_isa() >= Isa::avx512) builds.push_back(&kernels::portable_kernels_avx512());
-    for (const auto* build : builds) {
-      std::vector<float> expected;
-      for (const int64_t positions : {int64_t{1}, int64_t{3}, kernels::kAttentionTilePositions}) {
-        const int64_t floats = kernels::attention_tile_floats(positions, group, s.start_pos + s.n);
-        std::vector<float> scores(static_cast<size_t>(floats)), out(c.q.size());
-        build->attention(c.q.data(), s.n, s.start_pos, s.heads, c.table.data(), c.pool.layer(0), 0.3f, out.data(), 0,
-                         s.heads, scores.data(), static_cast<int64_t>(scores.size()));
-        if (expected.empty()) expected = out;
-        else EXPECT_EQ(out, expected) << positions << " positions per tile, heads " << s.heads;
-      }
+    for (int threads : {1, 2, 3}) {
+      CpuBackend cpu(GetParam(), threads);
+      EXPECT_EQ(c.run(cpu), expected) << cpu.name() << ", heads " << s.heads << ", head_dim " << s.head_dim;
     }
   }
 }
+
+TEST_P(CpuAttention, TileSizeChangesNoBit) {
+  const kernels::PortableKernels& build =
+      GetParam() == Isa::avx512 ? kernels::portable_kernels_avx512() : kernels::portable_kernels_avx2();
+  for (const Shape& s : kShapes) {
+    Case c(s);
+    const int64_t group = s.heads / s.kv_heads;
+    std::vector<float> expected;
+    for (const int64_t positions : {int64_t{1}, int64_t{3}, kernels::kAttentionTilePositions}) {
+      const int64_t floats = kernels::attention_tile_floats(positions, group, s.start_pos + s.n);
+      std::vector<float> scores(static_cast<size_t>(floats)), out(c.q.size());
+      build.attention(c.q.data(), s.n, s.start_pos, s.heads, c.table.data(), c.pool.layer(0), 0.3f, out.data(), 0,
+                      s.heads, scores.data(), static_cast<int64_t>(scores.size()));
+      if (expected.empty()) expected = out;
+      else EXPECT_EQ(out, expected) << positions << " positions per tile, heads " << s.heads;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, CpuAttention, ::testing::Values(Isa::avx2, Isa::avx512),
+                         test::isa_param_name);
 
 }  // namespace
 }  // namespace ds

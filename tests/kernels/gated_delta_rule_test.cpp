@@ -1,6 +1,7 @@
-// Gated delta rule kernels: chunked == recurrent, chunking at any offset continues the state,
-// realistic gates over 8,192 tokens stay finite and match a float64 recurrence, and every build of
-// the tiled kernels computes the plain loops' bits.
+// Gated delta rule: the reference's plain loops (chunked == recurrent, chunking at any offset
+// continues the state, realistic gates over 8,192 tokens stay finite and match a float64
+// recurrence), and every CPU build of the tiled kernel (AVX2, AVX-512; 1–3 threads) computes the
+// reference's bits. The scalar ISA runs the reference itself, so it has nothing to compare.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,13 +11,12 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "isa_test.h"
 #include "kernels/ref/ref_backend.h"
 #include "util/random.h"
 
 namespace ds {
 namespace {
-
-#include "delta_rule_plain.inc"
 
 struct DeltaInputs {
   DeltaNetShape shape;
@@ -106,9 +106,9 @@ std::vector<double> recurrence_f64(const DeltaInputs& in) {
   return out;
 }
 
-std::vector<float> run(bool chunked, const DeltaInputs& in, const std::vector<int64_t>& calls, Backend* use = nullptr) {
-  RefBackend ref;
-  Backend& backend = use ? *use : ref;
+// The reference's output after the calls of `calls`, from a zero state.
+std::vector<float> run(bool chunked, const DeltaInputs& in, const std::vector<int64_t>& calls) {
+  RefBackend backend;
   const DeltaNetShape& s = in.shape;
   std::vector<float> state(static_cast<size_t>(s.num_v_heads * s.k_dim * s.v_dim), 0.0f);
   std::vector<float> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim));
@@ -157,35 +157,17 @@ TEST(GatedDeltaRule, StableOverLongSequencesWithRealisticGates) {
   EXPECT_LE(max_relative_error(run(false, in, {8192}), reference), 1e-4);
 }
 
-TEST(GatedDeltaRule, CpuBuildsAreBitIdenticalToTheReference) {
-  std::vector<Isa> isas;
-  if (detect_isa() >= Isa::avx2) isas.push_back(Isa::avx2);
-  if (detect_isa() >= Isa::avx512) isas.push_back(Isa::avx512);
-  for (const DeltaNetShape shape : {DeltaNetShape{2, 6, 16, 24}, DeltaNetShape{1, 3, 128, 128}}) {
-    const DeltaInputs in = make_inputs(shape, 150, 4);
-    for (bool chunked : {true, false}) {
-      const auto expected = run(chunked, in, {100, 1, 49});
-      for (Isa isa : isas)
-        for (int threads : {1, 2}) {
-          CpuBackend cpu(isa, threads);
-          EXPECT_EQ(run(chunked, in, {100, 1, 49}, &cpu), expected)
-              << isa_name(isa) << " threads " << threads << (chunked ? " chunked" : " recurrent");
-        }
-    }
-  }
-}
+// The tiled kernel of one CPU build against the reference's plain loops, output and state, bit for
+// bit. Shapes cover every tile path: column remainders (v_dim 3, 24, 33, 72 = 64 + 8,
+// 100 = 64 + 32 + 4, 128), row remainders (chunks of 1, 21, 22, 49, 63 tokens), k_dim not a multiple
+// of anything, GQA, a state carried over from earlier calls, and 1–3 threads (a thread with several
+// heads reuses its scratch).
+class GatedDeltaRuleBuild : public test::IsaTest {};
 
-
-// The tiled kernels against the plain loops, output and state, bit for bit. Shapes cover every tile
-// path: column remainders (v_dim 3, 24, 33, 72 = 64 + 8, 100 = 64 + 32 + 4, 128), row remainders
-// (chunks of 1, 21, 22, 49, 63 tokens), k_dim not a multiple of anything, GQA, a state carried over
-// from earlier calls, and 1–3 threads (a thread with several heads reuses its scratch).
-TEST(GatedDeltaRule, AllBuildsComputeThePlainLoopsBits) {
-  std::vector<std::unique_ptr<Backend>> backends;
-  backends.push_back(std::make_unique<RefBackend>());
-  for (Isa isa : {Isa::avx2, Isa::avx512})
-    if (detect_isa() >= isa)
-      for (int threads : {1, 2, 3}) backends.push_back(std::make_unique<CpuBackend>(isa, threads));
+TEST_P(GatedDeltaRuleBuild, ComputesTheReferenceBits) {
+  RefBackend ref;
+  std::vector<std::unique_ptr<Backend>> builds;
+  for (int threads : {1, 2, 3}) builds.push_back(std::make_unique<CpuBackend>(GetParam(), threads));
   const std::vector<int64_t> calls[] = {{150}, {100, 1, 49}, {1, 63, 65, 21}, {64, 64, 22}};
   uint64_t seed = 10;
   for (const DeltaNetShape shape : {DeltaNetShape{1, 1, 128, 128}, DeltaNetShape{2, 6, 16, 24},
@@ -198,31 +180,25 @@ TEST(GatedDeltaRule, AllBuildsComputeThePlainLoopsBits) {
     for (float& x : initial_state) x = 0.2f * rng.uniform() - 0.1f;
     for (bool chunked : {true, false})
       for (const auto& split : calls) {
-        // One run: state and output after the calls of `split`, by the plain loops or a backend.
-        auto run_split = [&](Backend* backend, std::vector<float>& state, std::vector<float>& out) {
+        // One run: state and output after the calls of `split`.
+        auto run_split = [&](Backend& backend, std::vector<float>& state, std::vector<float>& out) {
           state = initial_state;
           out.assign(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim), 0.0f);
           int64_t t = 0;
           for (int64_t n : split) {
             const int64_t offset = t * in.stride();
-            const float *q = in.q() + offset, *k = in.k() + offset, *v = in.v() + offset;
-            const float *g = in.g.data() + t * s.num_v_heads, *beta = in.beta.data() + t * s.num_v_heads;
-            float* o = out.data() + t * s.num_v_heads * s.v_dim;
-            if (backend == nullptr) {
-              auto plain = chunked ? &delta_chunked_plain : &delta_recurrent_plain;
-              plain(q, k, v, in.stride(), g, beta, n, s, state.data(), o, 0, s.num_v_heads);
-            } else {
-              auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
-              (backend->*fn)(q, k, v, in.stride(), g, beta, n, s, state.data(), o);
-            }
+            auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
+            (backend.*fn)(in.q() + offset, in.k() + offset, in.v() + offset, in.stride(), in.g.data() + t * s.num_v_heads,
+                          in.beta.data() + t * s.num_v_heads, n, s, state.data(),
+                          out.data() + t * s.num_v_heads * s.v_dim);
             t += n;
           }
         };
         std::vector<float> expected_state, expected_out, state, out;
-        run_split(nullptr, expected_state, expected_out);
-        for (const auto& backend : backends) {
-          run_split(backend.get(), state, out);
-          const auto label = ::testing::Message() << backend->name() << (chunked ? " chunked" : " recurrent")
+        run_split(ref, expected_state, expected_out);
+        for (const auto& build : builds) {
+          run_split(*build, state, out);
+          const auto label = ::testing::Message() << build->name() << (chunked ? " chunked" : " recurrent")
                                                   << " k_dim " << s.k_dim << " v_dim " << s.v_dim
                                                   << " calls " << split.size();
           // memcmp: bits, so that −0 vs +0 or a NaN would count as a difference too.
@@ -232,6 +208,9 @@ TEST(GatedDeltaRule, AllBuildsComputeThePlainLoopsBits) {
       }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isas, GatedDeltaRuleBuild, ::testing::Values(Isa::avx2, Isa::avx512),
+                         test::isa_param_name);
 
 }  // namespace
 }  // namespace ds

@@ -25,7 +25,12 @@ CpuBackend::CpuBackend(Isa isa, int threads)
                                    : nullptr),
       vnni_(isa == Isa::avx512 && has_avx512_vnni()),
       delta_scratch_(static_cast<size_t>(threads)),
-      thread_buffers_(static_cast<size_t>(threads)) {}
+      thread_buffers_(static_cast<size_t>(threads)) {
+  // A decode step's attention scores grow with the context (one more key block every 64 tokens):
+  // with the whole budget reserved up front, growing them never allocates. Reserved pages are not
+  // touched, so this costs address space, not memory, until a long context uses them.
+  for (std::vector<float>& buffer : thread_buffers_) buffer.reserve(static_cast<size_t>(kernels::kAttentionScratchBudget));
+}
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
@@ -194,7 +199,7 @@ void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim,
 }
 
 void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,
-                            const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn) {
+                            FunctionRef<void(int64_t, int64_t, std::vector<float>&)> fn) {
   if (work < kParallelFloats || pool_.size() == 1) return fn(0, count, thread_buffers_[0]);
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(count, t, threads, align);

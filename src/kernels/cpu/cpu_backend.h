@@ -4,13 +4,14 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "kernels/delta_scratch.h"
 #include "kernels/ref/ref_backend.h"
+#include "util/function_ref.h"
 #include "util/thread_pool.h"
 
 namespace ds {
@@ -60,7 +61,7 @@ class CpuBackend final : public Backend {
   // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
   // hand-off; fn(begin, end, that thread's scratch buffer).
   void run_ranges(int64_t count, int64_t work, int64_t align,
-                  const std::function<void(int64_t, int64_t, std::vector<float>&)>& fn);
+                  FunctionRef<void(int64_t, int64_t, std::vector<float>&)> fn);
 
   Isa isa_;
   ThreadPool pool_;
@@ -75,7 +76,7 @@ class CpuBackend final : public Backend {
   std::vector<float> int8_scales_;     // [m, groups]
   std::vector<int32_t> int8_offsets_;  // [m, planes, groups] −128 · Σ q per group
   std::vector<DeltaScratch> delta_scratch_;          // one per thread
-  std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps
+  std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps, norm weights
 };
 
 }  // namespace ds

@@ -20,7 +20,7 @@ namespace {
 #include "kernels/attention_tiled.inc"
 #include "kernels/conv.inc"
 #include "kernels/elementwise.inc"
-#include "kernels/gated_delta_rule.inc"
+#include "kernels/gated_delta_rule_tiled.inc"
 }  // namespace
 
 const PortableKernels& DS_PORTABLE_KERNELS_ENTRY() {

@@ -1,8 +1,9 @@
-// The portable kernels — the loops of src/kernels/*.inc (gated delta rule, causal conv, paged
-// attention, norms, element-wise ops, RoPE) — built once per ISA from portable_kernels.cpp without FP
-// contraction, so each build vectorises and stays bit-identical to the reference (attention: a
-// tiled kernel, attention_tiled.inc, bit-identical to the loops of attention.inc). Each entry covers
-// a range (heads, channels, rows, elements or tokens) so the CPU backend can split work over threads.
+// The portable kernels — the loops of src/kernels/*.inc (tiled gated delta rule, causal conv, tiled
+// paged attention, norms, element-wise ops, RoPE) — built once per ISA from portable_kernels.cpp
+// without FP contraction, so each build vectorises and stays bit-identical to the reference (ref/:
+// the tiled kernels compute the plain loops of ref/gated_delta_rule.cpp and attention.inc
+// exactly). Each entry covers a range (heads, channels, rows, elements or tokens) so the CPU
+// backend can split work over threads.
 #pragma once
 
 #include <algorithm>
@@ -51,11 +52,14 @@ inline int64_t attention_tile_floats(int64_t positions, int64_t heads, int64_t k
   const int64_t blocks = (keys + kAttentionKeyBlock - 1) / kAttentionKeyBlock;
   return positions * heads * (2 + blocks * kAttentionKeyBlock);
 }
+// Attention scratch per thread: up to 8 MiB of floats, unless one position alone needs more (a
+// GQA group of 4 heads over more than 512K keys).
+inline constexpr int64_t kAttentionScratchBudget = int64_t{1} << 21;
 // Floats of attention scratch per thread: one tile of up to kAttentionTilePositions positions × the
-// heads of a GQA group, as many positions as fit in 8 MiB but at least one.
+// heads of a GQA group, as many positions as fit in the budget but at least one.
 inline int64_t attention_scratch_floats(int64_t n, int64_t start_pos, int64_t group) {
-  const int64_t one = attention_tile_floats(1, group, start_pos + n), budget = int64_t{1} << 21;
-  return one * std::clamp<int64_t>(budget / one, 1, std::min(n, kAttentionTilePositions));
+  const int64_t one = attention_tile_floats(1, group, start_pos + n);
+  return one * std::clamp<int64_t>(kAttentionScratchBudget / one, 1, std::min(n, kAttentionTilePositions));
 }
 
 const PortableKernels& portable_kernels_avx512();
