@@ -1,5 +1,7 @@
 // parse_json: nlohmann's parse errors rewritten for API clients — its position is a byte
 // count and its text quotes raw bytes, so the message is rebuilt from the offset and the reason.
+// A number that overflows a double is its other exception (out_of_range), caught here too so
+// that it stays a 400 and never reaches the server's exception handler (500).
 #include "server/json_body.h"
 
 #include <algorithm>
@@ -62,6 +64,12 @@ Status parse_json(const std::string& body, nlohmann::ordered_json& out) {
       if (byte >= 0x80) reason += str_cat(" (found byte ", hex_byte(byte), "; outside strings JSON is ASCII)");
     }
     return Status::errorf("the request body is not valid JSON: at line ", line, ", column ", column, " (byte offset ", offset, "): ", reason);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double ("1e500"): nlohmann gives no position, but quotes the literal.
+    const std::string what = e.what();
+    const size_t quote = what.find('\'');
+    return Status::errorf("the request body is not valid JSON: a number out of range (beyond a double): ",
+                          quote == std::string::npos ? what : what.substr(quote));
   }
   return {};
 }

@@ -116,6 +116,7 @@ TEST(OpenAiRequest, MalformedJsonSaysWhereAndWhat) {
            {"{\"prompt\": \"\\ude00\"}", "lone UTF-16 surrogate in a string: a \\uDC00-\\uDFFF escape must follow"},
            {std::string("\xff\xfe\0garbage", 10), "at line 1, column 1 (byte offset 0): invalid literal (found byte 0xFF"},
            {"", "at line 1, column 1 (byte offset 0): unexpected end of input"},
+           {"{\"prompt\": \"x\", \"temperature\": 1e500}", "not valid JSON: a number out of range (beyond a double): '1e500'"},
        }) {
     CompletionRequest r;
     auto error = parse_completion_request(body, {}, r);
