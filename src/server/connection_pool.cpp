@@ -57,7 +57,7 @@ void ConnectionPool::enqueue(std::function<void()> connection) {
     // not yet picked up by an idle thread does not wait.
     if (serving_.busy + serving_.waiting.size() < serving_.threads.size() + max_waiting_) {
       if (refused_in_burst_ > 0 && std::chrono::steady_clock::now() - last_refusal_ > kBurstQuiet) {
-        log::info("http: burst over: ", refused_in_burst_, " connections were answered 503");
+        log::info("http: burst over: ", refused_in_burst_, " connections were refused (their API requests answered 503)");
         refused_in_burst_ = 0;
       }
       serving_.waiting.push_back(std::move(connection));
