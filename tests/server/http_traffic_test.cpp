@@ -8,8 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
