@@ -1,5 +1,6 @@
-// `deltaserve serve --model DIR [--host H] [--port P] ...`: the OpenAI-compatible server. It listens
-// first (so /health and /ready answer during start-up), loads and warms the model, then goes ready.
+// `deltaserve serve --model DIR [--host H] [--port P] ...`: the OpenAI-compatible server. It takes its
+// port first (a busy port fails at once, before any model load; /health and /ready answer during
+// start-up), loads and warms the model, then goes ready.
 #include <pthread.h>
 #include <signal.h>
 
@@ -187,6 +188,10 @@ CommandRunner add_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--http-threads", options->http.threads, "Connections served at once (each streaming client holds one)")
       ->check(CLI::Range(4, 4096))
+      ->capture_default_str();
+  command->add_option("--http-queue", options->http.max_waiting,
+                      "Connections that may wait for an HTTP thread; beyond them a connection is answered 503 with Retry-After")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
       ->check(CLI::IsMember({"f32", "fast"}))

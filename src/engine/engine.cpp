@@ -73,10 +73,10 @@ Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> promp
   std::shared_ptr<RequestStream> stream;
   {
     std::lock_guard lock(inbox_mutex_);
-    if (stopping_) return Status::error("engine is shutting down");
+    if (stopping_) return Status::unavailable("engine is shutting down");
     const auto queued = static_cast<int64_t>(inbox_.size()) + gauges_.waiting.load();
     if (queued >= options_.max_queue)
-      return Status::errorf("overloaded: ", queued, " requests already wait for capacity (--max-queue ", options_.max_queue, ")");
+      return Status::overloaded("overloaded: ", queued, " requests already wait for capacity (--max-queue ", options_.max_queue, ")");
     const uint64_t id = next_id_++;
     const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
     stream = std::make_shared<RequestStream>(id, prompt_tokens);

@@ -128,6 +128,9 @@ void Generation::run(ResponseWriter& writer) {
       last_write = Clock::now();
     }
   }
+  int64_t completion = 0;
+  for (const Choice& c : choices_) completion += c.output.tokens();
+  metrics_.count_usage(plan_.prompt_tokens, completion);
   if (client_gone) {  // nobody reads the rest: cancel, and count the unfinished choices as aborted
     cancel_all();
     for (Choice& c : choices_)
@@ -140,8 +143,6 @@ void Generation::run(ResponseWriter& writer) {
   }
   if (plan_.stream) {
     if (plan_.include_usage) {
-      int64_t completion = 0;
-      for (const Choice& c : choices_) completion += c.output.tokens();
       if (!writer.write(sse(usage_chunk_json(plan_.who, usage_json(plan_.prompt_tokens, completion))))) return;
     }
     writer.write("data: [DONE]\n\n");

@@ -3,11 +3,16 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
+#include "server/connection_pool.h"
 #include "util/log.h"
+#include "util/str_cat.h"
 
 namespace ds::server {
 namespace {
@@ -27,12 +32,28 @@ class SinkWriter : public ResponseWriter {
   httplib::DataSink& sink_;
 };
 
+// Probes and scrapes: their answers say nothing about the API's health ("/ready" answers 503 on
+// every start), so deltaserve_http_responses_total leaves them out.
+bool is_probe(const std::string& path) { return path == "/health" || path == "/ready" || path == "/metrics"; }
+
+constexpr int kRetryAfterSeconds = 1;
+constexpr size_t kRefusingThreads = 2;
+
 }  // namespace
 
 HttpServer::HttpServer(const HttpOptions& options, ServerMetrics& metrics)
     : options_(options), metrics_(metrics), http_(std::make_unique<httplib::Server>()) {
-  const int threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  const auto threads = static_cast<size_t>(options_.threads);
+  const auto max_waiting = static_cast<size_t>(options_.max_waiting);
+  http_->new_task_queue = [threads, max_waiting] { return new ConnectionPool(threads, max_waiting, kRefusingThreads); };
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second server binds the same busy port
+  // and the kernel splits the connections between the two. SO_REUSEADDR alone still allows a
+  // restart over connections in TIME_WAIT, and makes a busy port an error at bind.
+  http_->set_socket_options([this](int socket) {
+    const int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_socket_ = socket;
+  });
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(1000);
   add_routes();
@@ -41,10 +62,28 @@ HttpServer::HttpServer(const HttpOptions& options, ServerMetrics& metrics)
 HttpServer::~HttpServer() { stop(); }
 
 Status HttpServer::bind() {
-  port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host.c_str()) : options_.port;
-  if (options_.port != 0 && !http_->bind_to_port(options_.host.c_str(), options_.port)) port_ = -1;
-  if (port_ < 0)
-    return Status::errorf("cannot listen on ", options_.host, ":", options_.port, " (address in use, or not an address of this machine)");
+  errno = 0;
+  bool bound = false;
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host.c_str());
+    bound = port_ > 0;
+  } else {
+    port_ = options_.port;
+    bound = http_->bind_to_port(options_.host.c_str(), options_.port);
+  }
+  const int bind_errno = errno;
+  if (!bound) {
+    const std::string why = bind_errno == EADDRINUSE ? "the port is in use (is another server running there?)"
+                            : bind_errno != 0       ? std::string(std::strerror(bind_errno))
+                                                    : "not an address of this machine, or the port is in use";
+    return Status::errorf("cannot listen on ", options_.host, ":", options_.port, ": ", why);
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled into Debian's library): a burst of clients
+  // overflowed it, and some got a reset or no answer within a minute. listen() again on the bound
+  // socket resizes the queue.
+  if (::listen(listen_socket_, options_.listen_backlog) != 0)
+    return Status::errorf("cannot listen on ", options_.host, ":", port_, " with a backlog of ", options_.listen_backlog, ": ",
+                          std::strerror(errno));
   return {};
 }
 
@@ -85,29 +124,55 @@ void HttpServer::set_service(OpenAiService* service, Engine* engine) {
   service_.store(service);
 }
 
+// An API route's handler, or a 503 with Retry-After when the connection came in a burst that
+// found every HTTP thread busy and the waiting queue full.
+HttpServer::Handler HttpServer::api_route(Handler handler) {
+  return [this, handler](const httplib::Request& req, httplib::Response& res) {
+    if (!ConnectionPool::refusing_this_connection()) return handler(req, res);
+    metrics_.count_refused_connection();
+    res.set_header("Retry-After", std::to_string(kRetryAfterSeconds));
+    if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");  // else cpp-httplib adds it
+    send_error(res, ApiError{503,
+                             str_cat("the server is busy: all ", options_.threads, " HTTP threads are serving and ", options_.max_waiting,
+                                     " connections wait (--http-threads, --http-queue); retry after ", kRetryAfterSeconds, " s"),
+                             "", ""});
+  };
+}
+
+void HttpServer::get(const std::string& path, Handler handler) {
+  routes_[path].push_back("GET");
+  http_->Get(path, std::move(handler));
+}
+
+void HttpServer::post(const std::string& path, Handler handler) {
+  routes_[path].push_back("POST");
+  http_->Post(path, std::move(handler));
+}
+
 void HttpServer::add_routes() {
   httplib::Server& s = *http_;
   auto not_ready = [](httplib::Response& res) {
-    send_error(res, ApiError{503, "the model is still loading; retry when GET /ready answers 200", ""});
+    send_error(res, ApiError{503, "the model is still loading; retry when GET /ready answers 200", "", ""});
   };
-  s.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"status\": \"ok\"}", "application/json"); });
-  s.Get("/ready", [this, not_ready](const httplib::Request&, httplib::Response& res) {
+  // Probes and scrapes are answered even in a burst: a refused /health would get the server killed.
+  get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"status\": \"ok\"}", "application/json"); });
+  get("/ready", [this, not_ready](const httplib::Request&, httplib::Response& res) {
     if (!service_.load()) return not_ready(res);
     res.set_content("{\"status\": \"ready\"}", "application/json");
   });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     Engine* engine = engine_.load();
     res.set_content(metrics_.render(engine ? engine->counters() : EngineCounters{}, 16), "text/plain; version=0.0.4");
   });
-  s.Get("/v1/models", [this, not_ready](const httplib::Request&, httplib::Response& res) {
+  get("/v1/models", api_route([this, not_ready](const httplib::Request&, httplib::Response& res) {
     OpenAiService* service = service_.load();
     if (!service) return not_ready(res);
     res.set_content(service->models(), "application/json");
-  });
+  }));
 
   using Start = std::variant<std::unique_ptr<Generation>, ApiError> (OpenAiService::*)(const std::string&);
   auto generate = [this, not_ready](Start start) {
-    return [this, not_ready, start](const httplib::Request& req, httplib::Response& res) {
+    return api_route([this, not_ready, start](const httplib::Request& req, httplib::Response& res) {
       OpenAiService* service = service_.load();
       if (!service) return not_ready(res);
       auto started = (service->*start)(req.body);
@@ -119,32 +184,41 @@ void HttpServer::add_routes() {
         sink.done();
         return true;
       });
-    };
+    });
   };
-  s.Post("/v1/chat/completions", generate(&OpenAiService::chat));
-  s.Post("/v1/completions", generate(&OpenAiService::completion));
+  post("/v1/chat/completions", generate(&OpenAiService::chat));
+  post("/v1/completions", generate(&OpenAiService::completion));
 
   using Render = std::variant<std::string, ApiError> (OpenAiService::*)(const std::string&);
   auto render = [this, not_ready](Render route) {
-    return [this, not_ready, route](const httplib::Request& req, httplib::Response& res) {
+    return api_route([this, not_ready, route](const httplib::Request& req, httplib::Response& res) {
       OpenAiService* service = service_.load();
       if (!service) return not_ready(res);
       auto rendered = (service->*route)(req.body);
       if (auto* error = std::get_if<ApiError>(&rendered)) return send_error(res, *error);
       res.set_content(std::get<std::string>(rendered), "application/json");
-    };
+    });
   };
-  s.Post("/v1/chat/completions/render", render(&OpenAiService::render_chat));
-  s.Post("/v1/completions/render", render(&OpenAiService::render_completion));
+  post("/v1/chat/completions/render", render(&OpenAiService::render_chat));
+  post("/v1/completions/render", render(&OpenAiService::render_completion));
 
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route already wrote its error
     if (res.status == 404) {
-      send_error(res, ApiError{404, "no route " + req.method + " " + req.path, ""});
+      auto route = routes_.find(req.path);
+      if (route == routes_.end()) return send_error(res, ApiError{404, "no route " + req.method + " " + req.path, "", ""});
+      // The path exists under another method (cpp-httplib only knows "no handler": 404).
+      std::string allowed;
+      for (const std::string& method : route->second) allowed += (allowed.empty() ? "" : ", ") + method;
+      res.status = 405;
+      res.set_header("Allow", allowed);
+      send_error(res, ApiError{405, str_cat(req.path, " accepts ", allowed, ", not ", req.method), "", ""});
     } else if (res.status == 413) {
-      send_error(res, ApiError{413, "the request body is larger than the server accepts", ""});
+      const std::string found = req.has_header("Content-Length") ? str_cat(" (found ", req.get_header_value("Content-Length"), ")") : "";
+      send_error(res, ApiError{413, str_cat("the request body is larger than the server accepts: at most ", options_.max_body_bytes,
+                                            " bytes", found), "", ""});
     } else {
-      send_error(res, ApiError{res.status, "the request could not be served (HTTP " + std::to_string(res.status) + ")", ""});
+      send_error(res, ApiError{res.status, "the request could not be served (HTTP " + std::to_string(res.status) + ")", "", ""});
     }
   });
   s.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
@@ -156,10 +230,10 @@ void HttpServer::add_routes() {
     } catch (...) {
     }
     log::error("server: ", req.method, " ", req.path, ": ", what);
-    send_error(res, ApiError{500, "internal error: " + what, ""});
+    send_error(res, ApiError{500, "internal error: " + what, "", ""});
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    metrics_.count_http(res.status);
+    if (!is_probe(req.path)) metrics_.count_http(res.status);
     log::debug("http: ", req.method, " ", req.path, " ", res.status);
   });
 }

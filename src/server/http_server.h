@@ -1,18 +1,24 @@
-// HttpServer: the HTTP face of deltaserve (cpp-httplib, thread per connection from a pool): the
-// OpenAI routes, vLLM's render routes, /health, /ready, /metrics. It listens before the model is
-// loaded, so /health and /ready answer during start-up; the API answers 503 until set_service.
+// HttpServer: the HTTP face of deltaserve (cpp-httplib, thread per connection from a bounded pool:
+// a connection beyond it is answered 503 with Retry-After): the OpenAI routes, vLLM's render
+// routes, /health, /ready, /metrics. It listens before the model is loaded, so /health and /ready
+// answer during start-up; the API answers 503 until set_service.
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "server/metrics.h"
 #include "server/openai_service.h"
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace ds::server {
@@ -21,6 +27,8 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8000;
   int threads = 64;                        // connections served at once (each stream holds one)
+  int max_waiting = 256;                   // connections that may wait for a thread; more are answered 503
+  int listen_backlog = 4096;               // the kernel's accept queue (capped by net.core.somaxconn)
   size_t max_body_bytes = size_t{32} << 20;
 };
 
@@ -29,7 +37,8 @@ class HttpServer {
   HttpServer(const HttpOptions& options, ServerMetrics& metrics);
   ~HttpServer();
 
-  // Binds the socket; an error (port in use, bad host) comes back here, not from serve().
+  // Binds the socket (exclusively: a port another server holds is an error naming host:port) and
+  // starts listening; errors come back here, not from serve().
   Status bind();
   // Serves until stop() (blocks; run it on its own thread). stop() may come at any moment, even
   // before serve() has started its loop, and returns once serve() has returned (or will not start).
@@ -40,7 +49,11 @@ class HttpServer {
   void set_service(OpenAiService* service, Engine* engine);
 
  private:
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   void add_routes();
+  void get(const std::string& path, Handler handler);
+  void post(const std::string& path, Handler handler);
+  Handler api_route(Handler handler);
 
   HttpOptions options_;
   ServerMetrics& metrics_;
@@ -48,6 +61,8 @@ class HttpServer {
   std::atomic<OpenAiService*> service_{nullptr};
   std::atomic<Engine*> engine_{nullptr};
   int port_ = 0;
+  int listen_socket_ = -1;                                  // set by the socket-options hook during bind
+  std::map<std::string, std::vector<std::string>> routes_;  // path → methods, for 405 answers
   std::mutex state_mutex_;
   bool stop_requested_ = false;  // guarded by state_mutex_
   bool serving_ = false;         // serve() is between its check and its return; guarded by state_mutex_

@@ -56,7 +56,8 @@ std::string escape_label(const std::string& text) {
 void gauge(std::string& out, const std::string& name, const std::string& help, const std::string& labels, double value) {
   out += str_cat("# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n", name, "{", labels, "} ", value, "\n");
 }
-void counter(std::string& out, const std::string& name, const std::string& help, const std::string& labels, double value) {
+// Counts print as integers: a double through an ostream turns 1234567 into 1.23457e+06.
+void counter(std::string& out, const std::string& name, const std::string& help, const std::string& labels, uint64_t value) {
   out += str_cat("# HELP ", name, " ", help, "\n# TYPE ", name, " counter\n", name, "{", labels, "} ", value, "\n");
 }
 
@@ -75,6 +76,13 @@ void ServerMetrics::count_finished(const char* reason) {
       .fetch_add(1, std::memory_order_relaxed);
 }
 
+void ServerMetrics::count_usage(int64_t prompt_tokens, int64_t completion_tokens) {
+  prompt_tokens_.fetch_add(static_cast<uint64_t>(prompt_tokens), std::memory_order_relaxed);
+  generation_tokens_.fetch_add(static_cast<uint64_t>(completion_tokens), std::memory_order_relaxed);
+}
+
+void ServerMetrics::count_refused_connection() { refused_connections_.fetch_add(1, std::memory_order_relaxed); }
+
 void ServerMetrics::count_http(int status) {
   (status >= 500 ? http_5xx_ : status >= 400 ? http_4xx_ : http_2xx_).fetch_add(1, std::memory_order_relaxed);
 }
@@ -90,10 +98,12 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
   out += str_cat("# HELP vllm:cache_config_info Cache configuration.\n# TYPE vllm:cache_config_info gauge\n",
                  "vllm:cache_config_info{", l, ",block_size=\"", block_size, "\",num_gpu_blocks=\"", e.num_blocks,
                  "\",num_state_slots=\"", e.num_slots, "\"} 1\n");
-  counter(out, "vllm:prompt_tokens_total", "Prompt tokens prefilled.", l, static_cast<double>(e.prompt_tokens));
-  counter(out, "vllm:generation_tokens_total", "Tokens generated.", l, static_cast<double>(e.generation_tokens));
+  counter(out, "vllm:prompt_tokens_total", "Prompt tokens of served requests (the sum of usage.prompt_tokens).", l,
+          prompt_tokens_.load());
+  counter(out, "vllm:generation_tokens_total", "Tokens generated for clients (the sum of usage.completion_tokens).", l,
+          generation_tokens_.load());
   counter(out, "vllm:num_preemptions_total", "Preemptions (a request's cache freed to be recomputed later).", l,
-          static_cast<double>(e.preemptions));
+          static_cast<uint64_t>(e.preemptions));
   out += "# HELP vllm:request_success_total Finished requests by finish reason.\n# TYPE vllm:request_success_total counter\n";
   for (const auto& [reason, count] : {std::pair{"stop", &finished_stop_}, std::pair{"length", &finished_length_},
                                       std::pair{"abort", &finished_abort_}, std::pair{"error", &finished_error_}})
@@ -102,10 +112,13 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
   inter_token_.render(out, "vllm:inter_token_latency_seconds", "Time between consecutive output tokens.", l);
   inter_token_.render(out, "vllm:time_per_output_token_seconds", "Alias of vllm:inter_token_latency_seconds (older vLLM name).", l);
   e2e_.render(out, "vllm:e2e_request_latency_seconds", "End-to-end request latency.", l);
-  out += "# HELP deltaserve_http_responses_total HTTP responses by status class.\n# TYPE deltaserve_http_responses_total counter\n";
+  out += "# HELP deltaserve_http_responses_total API responses by status class (not /health, /ready, /metrics).\n# TYPE deltaserve_http_responses_total counter\n";
   out += str_cat("deltaserve_http_responses_total{code=\"2xx\"} ", http_2xx_.load(), "\n");
   out += str_cat("deltaserve_http_responses_total{code=\"4xx\"} ", http_4xx_.load(), "\n");
   out += str_cat("deltaserve_http_responses_total{code=\"5xx\"} ", http_5xx_.load(), "\n");
+  counter(out, "deltaserve_http_refused_connections_total",
+          "Connections answered 503 + Retry-After because every HTTP thread was busy and the waiting queue full.", l,
+          refused_connections_.load());
   out += str_cat("# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\n",
                  "process_resident_memory_bytes ", resident_memory_bytes(), "\n");
   return out;

@@ -35,7 +35,12 @@ class ServerMetrics {
   void observe_inter_token(double s) { inter_token_.observe(s); }
   void observe_e2e(double s) { e2e_.observe(s); }
   void count_finished(const char* finish_reason);  // stop | length | abort | error
+  // One response's `usage` (or what it would say, for a stream without include_usage or a
+  // client that left): the token counters are the sum of these, so work no client asked for
+  // (the start-up warm-up) is not in them.
+  void count_usage(int64_t prompt_tokens, int64_t completion_tokens);
   void count_http(int status);
+  void count_refused_connection();  // answered 503: every HTTP thread busy, the queue full
 
   std::string render(const EngineCounters& engine, int64_t block_size) const;
 
@@ -43,7 +48,8 @@ class ServerMetrics {
   std::string model_name_, labels_;
   Histogram ttft_, inter_token_, e2e_;
   std::atomic<uint64_t> finished_stop_{0}, finished_length_{0}, finished_abort_{0}, finished_error_{0};
-  std::atomic<uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
+  std::atomic<uint64_t> prompt_tokens_{0}, generation_tokens_{0};
+  std::atomic<uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0}, refused_connections_{0};
 };
 
 }  // namespace ds::server

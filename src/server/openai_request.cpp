@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "server/json_body.h"
 #include "util/str_cat.h"
 
 namespace ds::server {
@@ -17,7 +18,7 @@ const char* kind_of(const Json& v) {
     case Json::value_t::null: return "null";
     case Json::value_t::boolean: return "a boolean";
     case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "an array";
+    case Json::value_t::array: return "a list";
     case Json::value_t::object: return "an object";
     case Json::value_t::number_float: return "a number";
     default: return "an integer";
@@ -36,8 +37,10 @@ class Fields {
     return it == object_.end() || it->is_null() ? nullptr : &*it;
   }
   std::string path(const char* key) const { return prefix_ + key; }
-  void fail(const char* key, std::string message) {
-    if (!error) error = bad_request(str_cat(path(key), ": ", message), path(key));
+  void fail(const char* key, std::string message) { fail_at(path(key), std::move(message)); }
+  // An error inside a field's value: `where` is its full path ("messages[0].role").
+  void fail_at(const std::string& where, std::string message) {
+    if (!error) error = bad_request(str_cat(where, ": ", message), where);
   }
   void number(const char* key, float& out, double min, double max) {
     const Json* v = get(key);
@@ -84,8 +87,7 @@ class Fields {
 };
 
 std::optional<ApiError> parse_object(const std::string& body, Json& out) {
-  out = Json::parse(body, nullptr, false);
-  if (out.is_discarded()) return bad_request("the request body is not valid JSON");
+  if (Status parsed = parse_json(body, out); !parsed.ok()) return bad_request(parsed.message());
   if (!out.is_object()) return bad_request(str_cat("the request body must be a JSON object, found ", kind_of(out)));
   return std::nullopt;
 }
@@ -160,56 +162,56 @@ void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g
 // A message's content: a string or a list of text parts; images are refused until vision exists.
 void check_content(Fields& f, const Json& content, const std::string& path) {
   if (content.is_null() || content.is_string()) return;
-  if (!content.is_array()) return f.fail("messages", str_cat(path, ".content: expected a string or a list of parts, found ", kind_of(content)));
+  if (!content.is_array()) return f.fail_at(str_cat(path, ".content"), str_cat("expected a string or a list of parts, found ", kind_of(content)));
   for (size_t i = 0; i < content.size(); ++i) {
     const Json& part = content[i];
     const std::string where = str_cat(path, ".content[", i, "]");
     if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
-      return f.fail("messages", str_cat(where, ": expected an object with a \"type\""));
+      return f.fail_at(where, "expected an object with a \"type\"");
     const std::string type = part["type"].get<std::string>();
     if (type == "image_url" || type == "image" || type == "input_image" || type == "video" || type == "video_url")
-      return f.fail("messages", str_cat(where, ": images and video are not supported yet (this server has no vision encoder)"));
-    if (type != "text") return f.fail("messages", str_cat(where, ": unknown content part type \"", type, "\""));
-    if (!part.contains("text") || !part["text"].is_string()) return f.fail("messages", str_cat(where, ".text: expected a string"));
+      return f.fail_at(where, "images and video are not supported yet (this server has no vision encoder)");
+    if (type != "text") return f.fail_at(where, str_cat("unknown content part type \"", type, "\""));
+    if (!part.contains("text") || !part["text"].is_string()) return f.fail_at(str_cat(where, ".text"), "expected a string");
   }
 }
 
 void parse_messages(Fields& f, const Json* messages, Json& out) {
   if (!messages) return f.fail("messages", "required: a non-empty list of messages");
-  if (!messages->is_array() || messages->empty())
-    return f.fail("messages", str_cat("expected a non-empty list of messages, found ", kind_of(*messages)));
+  if (!messages->is_array()) return f.fail("messages", str_cat("expected a non-empty list of messages, found ", kind_of(*messages)));
+  if (messages->empty()) return f.fail("messages", "expected a non-empty list of messages, found an empty list");
   out = Json::array();
   for (size_t i = 0; i < messages->size(); ++i) {
     Json m = (*messages)[i];
     const std::string path = str_cat("messages[", i, "]");
-    if (!m.is_object()) return f.fail("messages", str_cat(path, ": expected an object, found ", kind_of(m)));
-    if (!m.contains("role") || !m["role"].is_string()) return f.fail("messages", str_cat(path, ".role: expected a string"));
+    if (!m.is_object()) return f.fail_at(path, str_cat("expected an object, found ", kind_of(m)));
+    if (!m.contains("role") || !m["role"].is_string()) return f.fail_at(str_cat(path, ".role"), "expected a string");
     const std::string role = m["role"].get<std::string>();
     if (role != "system" && role != "developer" && role != "user" && role != "assistant" && role != "tool")
-      return f.fail("messages", str_cat(path, ".role: expected system, developer, user, assistant or tool, found \"", role, "\""));
+      return f.fail_at(str_cat(path, ".role"), str_cat("expected system, developer, user, assistant or tool, found \"", role, "\""));
     if (role == "developer") m["role"] = "system";  // OpenAI's newer name; the template knows system
     if (m.contains("content")) check_content(f, m["content"], path);
     if (f.error) return;
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
       Json& calls = m["tool_calls"];
-      if (!calls.is_array()) return f.fail("messages", str_cat(path, ".tool_calls: expected a list"));
+      if (!calls.is_array()) return f.fail_at(str_cat(path, ".tool_calls"), "expected a list");
       for (size_t c = 0; c < calls.size(); ++c) {
         Json& call = calls[c];
         const std::string where = str_cat(path, ".tool_calls[", c, "]");
         if (!call.is_object() || !call.contains("function") || !call["function"].is_object() ||
             !call["function"].contains("name") || !call["function"]["name"].is_string())
-          return f.fail("messages", str_cat(where, ": expected {\"function\": {\"name\": ..., \"arguments\": ...}}"));
+          return f.fail_at(where, "expected {\"function\": {\"name\": ..., \"arguments\": ...}}");
         Json& arguments = call["function"]["arguments"];
         // The template iterates arguments as a mapping; OpenAI sends them as JSON text.
         if (arguments.is_string()) {
           Json parsed = Json::parse(arguments.get<std::string>(), nullptr, false);
           if (parsed.is_discarded() || !parsed.is_object())
-            return f.fail("messages", str_cat(where, ".function.arguments: expected a JSON object in a string"));
+            return f.fail_at(str_cat(where, ".function.arguments"), "expected a JSON object in a string");
           arguments = std::move(parsed);
         } else if (arguments.is_null()) {
           arguments = Json::object();
         } else if (!arguments.is_object()) {
-          return f.fail("messages", str_cat(where, ".function.arguments: expected a JSON object in a string"));
+          return f.fail_at(str_cat(where, ".function.arguments"), "expected a JSON object in a string");
         }
       }
     }
@@ -225,9 +227,9 @@ void parse_tools(Fields& f, ChatCompletionRequest& out) {
       const Json& tool = (*tools)[i];
       if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() ||
           !tool["function"].contains("name") || !tool["function"]["name"].is_string())
-        return f.fail("tools", str_cat("tools[", i, "]: expected {\"type\": \"function\", \"function\": {\"name\": ...}}"));
+        return f.fail_at(str_cat("tools[", i, "]"), "expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
       if (tool.contains("type") && tool["type"] != "function")
-        return f.fail("tools", str_cat("tools[", i, "].type: only \"function\" tools are supported"));
+        return f.fail_at(str_cat("tools[", i, "].type"), "only \"function\" tools are supported");
     }
   }
   std::string choice = "auto";

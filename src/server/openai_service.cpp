@@ -26,7 +26,8 @@ std::string OpenAiService::models() const {
 
 std::optional<ApiError> OpenAiService::check_model(const GenerationRequest& g) const {
   if (!g.model.empty() && g.model != model_.name)
-    return bad_request(str_cat("model: the model \"", g.model, "\" does not exist; this server serves \"", model_.name, "\""), "model");
+    return ApiError{404, str_cat("model: the model \"", g.model, "\" does not exist; this server serves \"", model_.name, "\""), "model",
+                    "model_not_found"};
   return std::nullopt;
 }
 
@@ -96,9 +97,11 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(Generat
     auto stream = engine_.submit(prompt.ids, params);
     if (!stream.ok()) {
       for (auto& s : streams) s->cancel();
-      const std::string message = stream.status().message();
-      if (message.rfind("overloaded", 0) == 0) return ApiError{429, str_cat("the server is overloaded: ", message, "; retry later"), ""};
-      return bad_request(message, message.find("token") != std::string::npos ? prompt_field : "");
+      // The engine validated the prompt against the vocabulary and the context limit: bad input
+      // there is the prompt's fault; overload and shutdown name no field.
+      const Status& error = stream.status();
+      if (error.kind() == ErrorKind::overloaded) return api_error(error.with_context("the server is busy (retry later)"));
+      return api_error(error, error.kind() == ErrorKind::invalid_argument ? prompt_field : "");
     }
     streams.push_back(std::move(*stream));
   }

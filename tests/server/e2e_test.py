@@ -138,6 +138,8 @@ def main():
         server = Server(model, "--test-script", script, "--max-seqs", "16", "--max-batch-tokens", "256")
         try:
             run_api_tests(server)
+            run_usage_metrics_test(server)
+            run_port_clash_test(server, model)
             run_error_tests(server)
             run_concurrency_tests(server)
         finally:
@@ -151,6 +153,12 @@ def main():
 
 def run_api_tests(server):
     client = server.client
+    # Nothing a client asked for yet: the start-up warm-up is not in the token counters, and the
+    # /ready probes that answered 503 while loading are not 5xx responses.
+    start = server.metrics()
+    check(metric(start, "vllm:prompt_tokens_total") == 0 and metric(start, "vllm:generation_tokens_total") == 0,
+          "token counters start at 0 (the warm-up is not counted)")
+    check(start['deltaserve_http_responses_total{code="5xx"}'] == 0, "/ready's 503 while loading is not counted as a 5xx")
     check(server.client.models.list().data[0].id == "tiny", "models lists the served model")
     check(http(server.port, "GET", "/health")[0] == 200, "/health")
 
@@ -227,6 +235,68 @@ def run_api_tests(server):
     check(a.usage.completion_tokens == 16, "usage sums the choices")
 
 
+def run_usage_metrics_test(server):
+    """The token counters equal the sum of the usage the clients were told, after a mixed run."""
+    client = server.client
+    before = server.metrics()
+    usages = []
+    chat = dict(model="tiny", messages=[{"role": "user", "content": "Count the tokens."}], max_tokens=6, temperature=0,
+                extra_body={"ignore_eos": True})
+    usages.append(client.chat.completions.create(**chat).usage)
+    usages.append(stream_chat(client, stream_options={"include_usage": True}, **chat)[4])
+    usages.append(client.chat.completions.create(**{**chat, "n": 3, "temperature": 1.0, "seed": 3}).usage)
+    usages.append(stream_chat(client, stream_options={"include_usage": True}, **{**chat, "n": 2, "temperature": 1.0})[4])
+    comp = dict(model="tiny", prompt="Usage of a completion", max_tokens=5, extra_body={"ignore_eos": True})
+    usages.append(client.completions.create(**comp).usage)
+    streamed = [c for c in client.completions.create(stream=True, stream_options={"include_usage": True}, **comp)]
+    usages.append(streamed[-1].usage)
+    usages.append(client.completions.create(model="tiny", prompt=[1, 2, 3, 4, 5], max_tokens=3, extra_body={"ignore_eos": True}).usage)
+    # Errors before generation are told no usage and count nothing.
+    check(http(server.port, "POST", "/v1/completions", json.dumps({"prompt": "x", "max_tokens": 300000}))[0] == 400, "too long → 400")
+    check(http(server.port, "POST", "/v1/completions", json.dumps({"prompt": "x", "model": "nope"}))[0] == 404, "unknown model → 404")
+    after = server.metrics()
+    check(all(u is not None for u in usages), "every response carried usage")
+    usages = [u for u in usages if u is not None]
+    prompt = metric(after, "vllm:prompt_tokens_total") - metric(before, "vllm:prompt_tokens_total")
+    generated = metric(after, "vllm:generation_tokens_total") - metric(before, "vllm:generation_tokens_total")
+    told_prompt, told_generated = sum(u.prompt_tokens for u in usages), sum(u.completion_tokens for u in usages)
+    check(told_generated == 6 + 6 + 18 + 12 + 5 + 5 + 3, f"usage sums n choices: {told_generated}")
+    check((prompt, generated) == (told_prompt, told_generated),
+          f"counters == summed usage: prompt {prompt} vs {told_prompt}, generated {generated} vs {told_generated}")
+
+    # A stream its client cancels counts its prompt and the tokens made before the cancel.
+    ids = json.loads(http(server.port, "POST", "/v1/completions/render", json.dumps({"prompt": "cancelled"}))[1])["token_ids"]
+    stream = client.completions.create(model="tiny", prompt="cancelled", max_tokens=4000, stream=True, extra_body={"ignore_eos": True})
+    next(iter(stream))
+    stream.close()
+    deadline = time.time() + 20
+    end = server.metrics()
+    while time.time() < deadline and metric(end, "vllm:prompt_tokens_total") == metric(after, "vllm:prompt_tokens_total"):
+        time.sleep(0.05)
+        end = server.metrics()
+    prompt = metric(end, "vllm:prompt_tokens_total") - metric(after, "vllm:prompt_tokens_total")
+    generated = metric(end, "vllm:generation_tokens_total") - metric(after, "vllm:generation_tokens_total")
+    check(prompt == len(ids) and 1 <= generated < 4000, f"a cancelled stream counts {prompt} prompt (want {len(ids)}), {generated} generated")
+
+
+def run_port_clash_test(server, model):
+    """A second server on a busy port fails at once with one line naming host:port; the first keeps every request."""
+    started = time.time()
+    try:
+        second = subprocess.run([BIN, "serve", "--model", model, "--port", str(server.port)], capture_output=True, text=True,
+                                timeout=30)
+    except subprocess.TimeoutExpired:  # run() has killed it
+        check(False, "a second server on a busy port was still running after 30 s: it shared the port")
+        return
+    elapsed = time.time() - started
+    lines = [line for line in second.stderr.splitlines() if line.strip()]
+    check(second.returncode == 1, f"busy port → exit 1, got {second.returncode}")
+    check(len(lines) == 1 and lines[0].startswith("deltaserve: error: ") and f"127.0.0.1:{server.port}" in lines[0],
+          f"busy port → one error line naming host:port: {second.stderr!r}")
+    check(elapsed < 5, f"busy port fails before the model loads ({elapsed:.1f} s)")
+    check(all(http(server.port, "GET", "/v1/models")[0] == 200 for _ in range(20)), "the first server answers all 20 requests")
+
+
 def run_error_tests(server):
     port = server.port
 
@@ -238,7 +308,7 @@ def run_error_tests(server):
             error = {}
         ok = got == status and error.get("code") == status and (param is None or error.get("param") == param) and \
             (text is None or text in error.get("message", ""))
-        check(ok, f"{path} {body[:60]!r} → {status} {param}: got {got} {raw[:200]}")
+        check(ok, f"{path} {body[:60]!r} → {status} {param} {text}: got {got} {raw[:300]}")
 
     msgs = '"messages": [{"role": "user", "content": "hi"}]'
     expect(400, "{not json", text="not valid JSON")
@@ -249,11 +319,23 @@ def run_error_tests(server):
     expect(400, '{%s, "top_p": 2}' % msgs, param="top_p")
     expect(400, '{%s, "max_tokens": -1}' % msgs, param="max_tokens")
     expect(400, '{%s, "n": 0}' % msgs, param="n")
-    expect(400, '{%s, "model": "gpt-4"}' % msgs, param="model")
+    status, raw = http(port, "POST", "/v1/chat/completions", '{%s, "model": "gpt-4"}' % msgs)
+    error = json.loads(raw)["error"]
+    check(status == 404 and error["code"] == "model_not_found" and error["param"] == "model", f"unknown model → 404: {status} {raw}")
+    try:
+        server.client.chat.completions.create(model="gpt-4", messages=[{"role": "user", "content": "hi"}])
+        check(False, "an unknown model raises NotFoundError")
+    except openai.NotFoundError as e:
+        check("gpt-4" in str(e), "NotFoundError names the model")
+    except openai.APIStatusError as e:
+        check(False, f"an unknown model raised {type(e).__name__}, not NotFoundError")
     expect(400, '{%s, "max_tokens": 300000}' % msgs, param="max_tokens", text="maximum context length")
     expect(400, '{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}',
-           param="messages", text="not supported")
-    expect(400, '{"messages": [{"role": "wizard", "content": "x"}]}', param="messages")
+           param="messages[0].content[0]", text="not supported")
+    expect(400, '{"messages": [{"role": "wizard", "content": "x"}]}', param="messages[0].role")
+    expect(400, '{"messages": [{"role": "user",\n "content": "x",}]}', text="line 2, column 17")
+    expect(400, '{"messages": [{"role": "user", "content": "\\udc00"}]}', text="lone UTF-16 surrogate")
+    expect(400, b'{"messages": [{"role": "user", "content": "\xc3("}]}', text="invalid UTF-8")
     expect(400, '{%s, "stop": [1]}' % msgs, param="stop")
     expect(400, '{%s, "logprobs": true, "top_logprobs": 50}' % msgs, param="top_logprobs")
     expect(400, '{%s, "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"}' % msgs, param="tool_choice")
@@ -261,6 +343,7 @@ def run_error_tests(server):
     expect(400, '{"prompt": [1, 99999999]}', path="/v1/completions", text="vocabulary")
     expect(400, '{"prompt": "x" , "max_tokens": 1.5}', param="max_tokens", path="/v1/completions")
     check(http(port, "GET", "/v1/nothing")[0] == 404, "unknown route → 404")
+    check(http(port, "GET", "/v1/chat/completions")[0] == 405, "GET on a POST route → 405")
     check(http(port, "POST", "/v1/chat/completions", b"\xff\xfe\x00garbage")[0] == 400, "binary body → 400")
     try:
         server.client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "hi"}], temperature=-1)

@@ -62,7 +62,7 @@ TEST(OpenAiRequest, RefusalsNameTheField) {
   ChatCompletionRequest r;
   auto error = parse_chat_request(body("chat_image"), {}, r);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->param, "messages");
+  EXPECT_EQ(error->param, "messages[0].content[1]");
   EXPECT_NE(error->message.find("images and video are not supported yet"), std::string::npos);
   error = parse_chat_request(body("chat_response_format"), {}, r);
   ASSERT_TRUE(error);
@@ -78,7 +78,10 @@ TEST(OpenAiRequest, RefusalsNameTheField) {
            {R"({"messages": [{"role": "user", "content": "x"}], "seed": "1"})", "seed"},
            {R"({"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": 1}})", "stream_options.include_usage"},
            {R"({"messages": []})", "messages"},
-           {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{"}}]}]})", "messages"},
+           {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{"}}]}]})",
+            "messages[0].tool_calls[0].function.arguments"},
+           {R"({"messages": [{"role": "wizard", "content": "x"}]})", "messages[0].role"},
+           {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", "tools[0]"},
        }) {
     ChatCompletionRequest request;
     auto e = parse_chat_request(json, {}, request);
@@ -86,6 +89,55 @@ TEST(OpenAiRequest, RefusalsNameTheField) {
     EXPECT_EQ(e->param, param) << json << " → " << e->message;
     EXPECT_EQ(e->status, 400);
   }
+}
+
+TEST(OpenAiRequest, ErrorsSayWhereAndWhatWithoutContradiction) {
+  ChatCompletionRequest r;
+  auto error = parse_chat_request(R"({"messages": []})", {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "messages: expected a non-empty list of messages, found an empty list");
+  error = parse_chat_request(R"({"messages": {}})", {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "messages: expected a non-empty list of messages, found an object");
+  error = parse_chat_request(R"({"messages": [{"content": "x"}]})", {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "messages[0].role: expected a string");  // not "messages: messages[0].role: ..."
+  error = parse_chat_request("[1, 2]", {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "the request body must be a JSON object, found a list");
+}
+
+TEST(OpenAiRequest, MalformedJsonSaysWhereAndWhat) {
+  for (const auto& [body, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"{not json", "the request body is not valid JSON: at line 1, column 3 (byte offset 2): invalid literal; last read: '{no'"},
+           {"{\"messages\": [\n  {\"role\": \"user\",}\n]}", "at line 2, column 19 (byte offset 33): unexpected '}'"},
+           {"{\"prompt\": \"caf\xe9\"}", "at line 1, column 16 (byte offset 15): invalid UTF-8 in a string: byte 0xE9"},
+           {"{\"prompt\": \"\\ud83d x\"}", "lone UTF-16 surrogate in a string: a \\uD800-\\uDBFF escape must be followed by"},
+           {"{\"prompt\": \"\\ude00\"}", "lone UTF-16 surrogate in a string: a \\uDC00-\\uDFFF escape must follow"},
+           {std::string("\xff\xfe\0garbage", 10), "at line 1, column 1 (byte offset 0): invalid literal (found byte 0xFF"},
+           {"", "at line 1, column 1 (byte offset 0): unexpected end of input"},
+           {"{\"prompt\": \"x\", \"temperature\": 1e500}", "not valid JSON: a number out of range (beyond a double): '1e500'"},
+       }) {
+    CompletionRequest r;
+    auto error = parse_completion_request(body, {}, r);
+    ASSERT_TRUE(error) << body;
+    EXPECT_EQ(error->status, 400);
+    EXPECT_NE(error->message.find(expected), std::string::npos) << "expected \"" << expected << "\" in \"" << error->message << "\"";
+  }
+}
+
+TEST(ApiError, StatusKindsMapToHttpOnce) {
+  EXPECT_EQ(http_status(Status::error("bad").kind()), 400);
+  EXPECT_EQ(http_status(Status::not_found("no model").kind()), 404);
+  EXPECT_EQ(http_status(Status::overloaded("queue full").kind()), 429);
+  EXPECT_EQ(http_status(Status::unavailable("shutting down").kind()), 503);
+  EXPECT_EQ(http_status(Status::internal("bug").kind()), 500);
+  const ApiError busy = api_error(Status::overloaded("queue full").with_context("submit"), "");
+  EXPECT_EQ(busy.status, 429);  // the kind survives context
+  EXPECT_EQ(busy.message, "submit: queue full");
+  EXPECT_EQ(busy.type(), std::string("rate_limit_error"));
+  EXPECT_EQ((ApiError{404, "no such model", "model", "model_not_found"}).body(),
+            R"({"error":{"message":"no such model","type":"not_found_error","param":"model","code":"model_not_found"}})");
 }
 
 TEST(OpenAiRequest, Completions) {
@@ -102,7 +154,7 @@ TEST(OpenAiRequest, Completions) {
   auto error = parse_completion_request(body("completion_batch"), {}, r);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->param, "prompt");
-  EXPECT_EQ((ApiError{429, "busy", ""}).type(), std::string("rate_limit_error"));
+  EXPECT_EQ((ApiError{429, "busy", "", ""}).type(), std::string("rate_limit_error"));
   EXPECT_EQ(bad_request("x", "top_p").body(), R"({"error":{"message":"x","type":"invalid_request_error","param":"top_p","code":400}})");
 }
 
@@ -114,6 +166,10 @@ TEST(ServerMetrics, VllmNames) {
   counters.running = 2;
   counters.num_blocks = 100;
   counters.blocks_used = 25;
+  counters.prompt_tokens = 4;  // the engine's own count includes the start-up warm-up ...
+  counters.generation_tokens = 2;
+  metrics.count_usage(5, 3);  // ... the metrics count what responses' usage said
+  metrics.count_usage(7, 1234567);
   const std::string text = metrics.render(counters, 16);
   for (const char* needle : {"vllm:num_requests_running{model_name=\"m\"} 2", "vllm:num_requests_waiting{model_name=\"m\"} 0",
                              "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.25", "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.25",
@@ -121,7 +177,8 @@ TEST(ServerMetrics, VllmNames) {
                              "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1",
                              "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 1",
                              "vllm:request_success_total{model_name=\"m\",finished_reason=\"stop\"} 1",
-                             "vllm:inter_token_latency_seconds_bucket", "vllm:prompt_tokens_total", "process_resident_memory_bytes "})
+                             "vllm:inter_token_latency_seconds_bucket", "vllm:prompt_tokens_total{model_name=\"m\"} 12\n",
+                             "vllm:generation_tokens_total{model_name=\"m\"} 1234570\n", "process_resident_memory_bytes "})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
 }
 

@@ -7,6 +7,9 @@ reports TTFT and inter-token latency p50 / p99 and the aggregate generated token
 Standard library only.
 
   tools/loadgen/loadgen.py --url http://127.0.0.1:8000 --concurrency 1,4,8,16 --max-tokens 64
+
+--burst N instead: N clients connect at the same moment and each sends one GET /v1/models; it
+reports how many got each HTTP status and how many got no HTTP answer at all (reset, closed).
 """
 import argparse
 import http.client
@@ -91,6 +94,34 @@ def run_level(args, n, words):
             "itl_mean_s": round(statistics.mean(gaps), 4) if gaps else None}
 
 
+def burst(url, n):
+    """N clients connect at once, one GET /v1/models each: {outcome: count}, outcome an HTTP status or an error name."""
+    parsed = urllib.parse.urlparse(url)
+    outcomes, lock = {}, threading.Lock()
+    barrier = threading.Barrier(n)
+
+    def client():
+        barrier.wait()
+        try:
+            conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+            conn.request("GET", "/v1/models")
+            response = conn.getresponse()
+            response.read()
+            outcome = str(response.status)
+            conn.close()
+        except Exception as error:  # noqa: BLE001 — the outcome being measured
+            outcome = type(error).__name__
+        with lock:
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+    threads = [threading.Thread(target=client) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -100,7 +131,11 @@ def main():
     parser.add_argument("--prompt-words", type=int, default=100, help="random words per prompt")
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens generated per request (EOS ignored)")
     parser.add_argument("--json", action="store_true", help="one JSON object per level")
+    parser.add_argument("--burst", type=int, default=0, help="N clients connect at once, one GET /v1/models each; counts outcomes")
     args = parser.parse_args()
+    if args.burst:
+        print(json.dumps({"burst": args.burst, "outcomes": burst(args.url, args.burst)}), flush=True)
+        return
     words = ["time", "river", "stone", "light", "market", "number", "garden", "signal", "window", "engine", "paper", "orbit"]
     if not args.json:
         print(f"{'streams':>7} {'tok/s':>8} {'TTFT p50':>9} {'TTFT p99':>9} {'ITL p50':>8} {'ITL p99':>8} {'errors':>6}")
