@@ -26,7 +26,7 @@ namespace ds::app {
 namespace {
 
 struct ServeOptions {
-  std::string model_dir, served_name, template_kwargs = "{}", mode = "fast", test_script;
+  std::string model_dir, served_name, template_kwargs = "{}", test_script;
   server::HttpOptions http;
   RunOptions run;
   EngineCliOptions engine;
@@ -138,7 +138,7 @@ int run_serve(const ServeOptions& options) {
     log::warn("serve: no chat template (", source.status().message(), "); /v1/chat/completions will answer 400");
   }
   const auto backend = make_backend(options.run);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+  auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return fail(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
@@ -187,9 +187,6 @@ CommandRunner add_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--http-threads", options->http.threads, "Connections served at once (each streaming client holds one)")
       ->check(CLI::Range(4, 4096))
-      ->capture_default_str();
-  command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
-      ->check(CLI::IsMember({"f32", "fast"}))
       ->capture_default_str();
   command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
   add_run_options(command, options->run);
