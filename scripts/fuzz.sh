@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes one parser with libFuzzer (clang, ASan + UBSan) and merges inputs that add coverage into
-# the kept corpus tests/fuzz/corpus/TARGET (which CI replays). Crashes are written to fuzz-artifacts/.
+# Fuzzes one parser with libFuzzer (clang, ASan + UBSan), then replaces the kept corpus
+# tests/fuzz/corpus/TARGET (which CI replays) with a minimal one (-merge=1 into an empty folder) that
+# covers every edge the old corpus and the run reached. Crashes are written to fuzz-artifacts/.
 # Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: a folder of tests/fuzz/corpus (safetensors_header, model_config,
 #   chat_template, chat_render, output_parsers, openai_request)
 set -euo pipefail
@@ -26,5 +27,20 @@ cp "tests/fuzz/corpus/$target/"* "$scratch/"
 mkdir -p fuzz-artifacts
 "build-fuzz/tests/fuzz/fuzz_$target" "$scratch" -dict="$dict" -max_len=8192 \
   -max_total_time="$seconds" -artifact_prefix=fuzz-artifacts/ -print_final_stats=1
-"build-fuzz/tests/fuzz/fuzz_$target" -merge=1 -max_len=8192 "tests/fuzz/corpus/$target" "$scratch"
-echo "corpus tests/fuzz/corpus/$target: $(ls "tests/fuzz/corpus/$target" | wc -l) inputs" >&2
+# Merging into the kept corpus would only ever add files; merging into an empty folder keeps the
+# smallest inputs that together reach every edge of the old corpus and the run. -use_counters=0:
+# edges only, not hit-count buckets, which kept 3-4 times the files (docs/fuzzing.md); max_len: all
+# of every kept seed (one safetensors seed is 10 KB, past the fuzzing limit).
+minimal=$(mktemp -d)
+trap 'rm -rf "$scratch" "$minimal"' EXIT
+"build-fuzz/tests/fuzz/fuzz_$target" -merge=1 -use_counters=0 -max_len=16384 "$minimal" "$scratch"
+# libFuzzer names what it merges by SHA-1; an input that was in the kept corpus keeps its name (seed_*).
+for kept in "tests/fuzz/corpus/$target/"*; do
+  sum=$(sha1sum <"$kept" | cut -c1-40)
+  name=$(basename "$kept")
+  if [ "$name" != "$sum" ] && [ -f "$minimal/$sum" ]; then mv "$minimal/$sum" "$minimal/$name"; fi
+done
+rm -f "tests/fuzz/corpus/$target/"*
+cp "$minimal/"* "tests/fuzz/corpus/$target/"
+echo "corpus tests/fuzz/corpus/$target: $(ls "tests/fuzz/corpus/$target" | wc -l) inputs," \
+  "$(du -sb "tests/fuzz/corpus/$target" | cut -f1) bytes" >&2

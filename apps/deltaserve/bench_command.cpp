@@ -45,9 +45,37 @@ struct BenchOptions {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Resident set now (VmRSS). The bench samples it after every run and reports the largest sample:
-// the kernel's own peak (VmHWM) would also count the bandwidth probe's buffer.
-uint64_t current_rss_bytes() { return resident_memory_bytes(); }
+// A figure with a fixed number of decimals, for the text report (the JSON keeps full precision).
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// The process's peak resident memory from construction on, the loading peak included, without the
+// bandwidth probes' buffers (kProbeBytes, freed when a probe returns): the kernel's high-water mark
+// (VmHWM) is restarted at construction (making a --shape checkpoint is not part of the run), read
+// before every probe and restarted after it. Sampling VmRSS after each run instead missed the
+// loading peak (2B checkpoint: 1.83 GiB sampled, 2.33 GiB by /usr/bin/time).
+class PeakResidentMemory {
+ public:
+  PeakResidentMemory() : restartable_(reset_peak_resident_memory()) {}
+  template <typename Probe>
+  auto left_out(Probe probe) {
+    peak_ = std::max(peak_, peak_resident_memory_bytes());
+    auto result = probe();
+    restartable_ = reset_peak_resident_memory() && restartable_;
+    return result;
+  }
+  uint64_t bytes() const { return std::max(peak_, peak_resident_memory_bytes()); }
+  // False where the kernel does not allow restarting the mark: the peak then counts from the
+  // process's start and may include a probe buffer.
+  bool restartable() const { return restartable_; }
+
+ private:
+  uint64_t peak_ = 0;
+  bool restartable_;
+};
 
 // Bytes one decode step must read: every text weight it uses (the whole head, one embedding row),
 // DeltaNet state read + written, and the KV of `context` positions.
@@ -75,12 +103,12 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
     std::printf("{\"test\": \"%s\", \"tokens_per_s\": %.3f, \"weights\": \"%s\", \"threads\": %d%s}\n", test.c_str(),
                 tokens_per_s, o.run.weights.c_str(), threads, extra_json.c_str());
   else
-    std::printf("  %-8s %10.2f tok/s   %s\n", test.c_str(), tokens_per_s, extra_text.c_str());
+    std::printf("  %-8s %10.1f tok/s   %s\n", test.c_str(), tokens_per_s, extra_text.c_str());
   std::fflush(stdout);
 }
 
 // The engine with N requests at once, for each N of --concurrency: 128-token prompts, decode_tokens each.
-Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads, uint64_t& peak_rss) {
+Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads) {
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   Qwen35StepModel step_model(*loaded.model);
@@ -89,13 +117,13 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
     if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
     DS_ASSIGN_OR_RETURN(const ConcurrencyResult r,
                         run_concurrency(*engine, loaded.config.text.vocab_size, n, 128, options.decode_tokens, 7));
-    peak_rss = std::max(peak_rss, current_rss_bytes());
     emit(options.json, str_cat("tg", options.decode_tokens, "_c", n), r.decode_tokens_per_s, options, threads,
          str_cat(", \"concurrency\": ", n, ", \"total_tokens_per_s\": ", r.total_tokens_per_s, ", \"ttft_mean_s\": ",
                  r.ttft_mean_s, ", \"ttft_max_s\": ", r.ttft_max_s, ", \"itl_mean_s\": ", r.itl_mean_s,
                  ", \"itl_p50_s\": ", r.itl_p50_s, ", \"itl_p99_s\": ", r.itl_p99_s),
-         str_cat(n, " requests at once: aggregate decode; TTFT mean ", r.ttft_mean_s, " s (max ", r.ttft_max_s,
-                 " s), inter-token p50 ", 1000 * r.itl_p50_s, " ms, p99 ", 1000 * r.itl_p99_s, " ms"));
+         str_cat(n, " requests at once: aggregate decode; TTFT mean ", fixed(r.ttft_mean_s, 3), " s (max ",
+                 fixed(r.ttft_max_s, 3), " s), inter-token p50 ", fixed(1000 * r.itl_p50_s, 1), " ms, p99 ",
+                 fixed(1000 * r.itl_p99_s, 1), " ms"));
   }
   return {};
 }
@@ -122,15 +150,16 @@ int run_bench(const BenchOptions& options) {
       if (!made.ok()) return report_error(made);
     }
   }
+  PeakResidentMemory peak_memory;
   auto backend = make_backend(options.run);
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
-  auto loaded = load_model(dir, *backend, ComputeMode::fast, weight_format(options.run), thread_count(options.run));
+  auto loaded = load_model(dir, *backend, compute_mode(options.run), weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const int threads = cpu->threads();
 
   const double peak_flops = measure_compute_peak(cpu->pool(), cpu->isa());
-  const double bandwidth_before = measure_read_bandwidth(cpu->pool(), kProbeBytes, 5);
-  uint64_t peak_rss = current_rss_bytes();
+  const double bandwidth_before =
+      peak_memory.left_out([&] { return measure_read_bandwidth(cpu->pool(), kProbeBytes, 5); });
   // Layer matmul FLOPs per token: 2 × every text weight except the embedding table and head.
   const ModelSummary summary = summarize_checkpoint(*loaded->checkpoint, loaded->config,
                                                     loaded->config.nested ? kNestedTextPrefix : kFlatTextPrefix);
@@ -168,12 +197,12 @@ int run_bench(const BenchOptions& options) {
       if (!status.ok()) return report_error(status);
     }
     const double seconds = seconds_since(start);
-    peak_rss = std::max(peak_rss, current_rss_bytes());
     const double tps = n / seconds;
     const double compute_fraction = peak_flops > 0 ? tps * 2.0 * layer_params / peak_flops : 0;
     emit(options.json, "pp" + std::to_string(n), tps, options, threads,
          str_cat(", \"ttft_s\": ", seconds, ", \"compute_fraction\": ", compute_fraction),
-         str_cat("TTFT ", seconds, " s, ", compute_fraction * 100, "% of the bf16 peak in layer matmuls"));
+         str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1),
+                 "% of the bf16 peak in layer matmuls"));
   }
 
   // Decode: decode_tokens after a 128-token prompt, greedy. The bandwidth these machines give swings
@@ -197,10 +226,9 @@ int run_bench(const BenchOptions& options) {
       }
       seconds += seconds_since(start);
       done += segment;
-      const double probe = measure_read_bandwidth(cpu->pool(), kProbeBytes, 2);
+      const double probe = peak_memory.left_out([&] { return measure_read_bandwidth(cpu->pool(), kProbeBytes, 2); });
       probe_sum += probe, probe_min = std::min(probe_min, probe), probe_max = std::max(probe_max, probe), ++probes;
     }
-    peak_rss = std::max(peak_rss, current_rss_bytes());
     const double bandwidth = probe_sum / probes;
     const double tps = options.decode_tokens / seconds;
     const uint64_t step_bytes = decode_step_bytes(*loaded, context + options.decode_tokens / 2);
@@ -209,22 +237,26 @@ int run_bench(const BenchOptions& options) {
          str_cat(", \"tpot_s\": ", seconds / options.decode_tokens, ", \"floor_fraction\": ", tps / floor_tps,
                  ", \"achieved_gb_s\": ", tps * step_bytes / 1e9, ", \"bandwidth_gb_s\": ", bandwidth / 1e9,
                  ", \"bandwidth_min_gb_s\": ", probe_min / 1e9, ", \"bandwidth_max_gb_s\": ", probe_max / 1e9,
-                 ", \"bytes_per_token\": ", step_bytes, ", \"peak_rss_bytes\": ", peak_rss),
-         str_cat("TPOT ", 1000 * seconds / options.decode_tokens, " ms, ", tps * step_bytes / 1e9, " GB/s of ",
-                 bandwidth / 1e9, " GB/s measured (mean of ", probes, " probes between segments, ", probe_min / 1e9, "–",
-                 probe_max / 1e9, "): ", 100 * tps / floor_tps, "% of the floor (", floor_tps, " tok/s at ",
-                 human_bytes(step_bytes), "/token)"));
+                 ", \"bytes_per_token\": ", step_bytes, ", \"peak_rss_bytes\": ", peak_memory.bytes()),
+         str_cat("TPOT ", fixed(1000 * seconds / options.decode_tokens, 2), " ms, ", fixed(tps * step_bytes / 1e9, 1),
+                 " GB/s of ", fixed(bandwidth / 1e9, 1), " GB/s measured (mean of ", probes, " probes between segments, ",
+                 fixed(probe_min / 1e9, 1), "–", fixed(probe_max / 1e9, 1), "): ", fixed(100 * tps / floor_tps, 1),
+                 "% of the floor (", fixed(floor_tps, 1), " tok/s at ", human_bytes(step_bytes), "/token)"));
   }
   if (!options.concurrency.empty()) {
-    if (Status s = bench_concurrency(options, *loaded, threads, peak_rss); !s.ok()) return report_error(s);
+    if (Status s = bench_concurrency(options, *loaded, threads); !s.ok()) return report_error(s);
   }
   if (!options.json)
-    std::printf("  peak RSS %s (text weights %s%s; sampled after each run)\n", human_bytes(peak_rss).c_str(),
+    std::printf("  peak RSS %s (text weights %s%s; the kernel's high-water mark, loading included, %s)\n",
+                human_bytes(peak_memory.bytes()).c_str(),
                 human_bytes(summary.text_bytes).c_str(),
                 loaded->repacked ? str_cat(", of which matmul weights repacked: ", human_bytes(loaded->repacked->bytes()),
                                            loaded->format == WeightFormat::int8 ? " int8" : " bf16 panels")
                                        .c_str()
-                                 : ", mmapped");
+                                 : ", mmapped",
+                peak_memory.restartable()
+                    ? "the bandwidth probes left out"
+                    : str_cat("perhaps a ", human_bytes(kProbeBytes), " bandwidth probe included: the mark cannot be restarted here").c_str());
   return 0;
 }
 

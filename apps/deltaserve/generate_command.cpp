@@ -22,7 +22,7 @@ namespace ds::app {
 namespace {
 
 struct GenerateOptions {
-  std::string model_dir, tokens, prompt, mode = "fast", stop_ids;
+  std::string model_dir, tokens, prompt, stop_ids;
   RunOptions run;
   EngineCliOptions engine;
   SamplingParams sampling;
@@ -72,13 +72,16 @@ int run_generate(GenerateOptions options) {
       log::warn("generate: no usable tokenizer (", loaded_tokenizer.status().message(), "): printing ids");
     }
   }
+  if (tokenizer) use_message_start_token(*engine_config, *tokenizer);
   auto prompt = prompt_ids(options, tokenizer);
   if (!prompt.ok()) return report_error(prompt.status());
+  const Status in_vocabulary = check_token_ids(*prompt, options.model_dir, options.prompt.empty() ? "--tokens" : "--prompt");
+  if (!in_vocabulary.ok()) return report_error(in_vocabulary);
   auto generation = load_generation_config(options.model_dir);
   if (!generation.ok()) return report_error(generation.status());
 
   const auto backend = make_backend(options.run);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+  auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
@@ -156,9 +159,6 @@ CommandRunner add_generate_command(CLI::App& app) {
   command->add_option("--stop-token-ids", options->stop_ids, "Extra stop token ids, comma-separated");
   command->add_flag("--ids", options->ids, "Print the generated ids on one line, comma-separated");
   command->add_flag("--ignore-eos", s.ignore_eos, "Do not stop at the model's end-of-sequence tokens");
-  command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
-      ->check(CLI::IsMember({"f32", "fast"}))
-      ->capture_default_str();
   command->callback([tokens, prompt] {
     if (tokens->count() == 0 && prompt->count() == 0) throw CLI::ValidationError("one of --tokens or --prompt is required");
   });

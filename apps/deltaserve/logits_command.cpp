@@ -16,7 +16,7 @@ namespace ds::app {
 namespace {
 
 struct LogitsOptions {
-  std::string model_dir, tokens, chunks, out, mode = "fast";
+  std::string model_dir, tokens, chunks, out;
   RunOptions run;
 };
 
@@ -33,8 +33,9 @@ int run_logits(const LogitsOptions& options) {
       return report_error(Status::errorf("--chunks: sizes must be positive and sum to the ", tokens->size(),
                                          " tokens, found a sum of ", sum));
   }
+  if (Status valid = check_token_ids(*tokens, options.model_dir, "--tokens"); !valid.ok()) return report_error(valid);
   const auto backend = make_backend(options.run);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+  auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const int64_t vocab = loaded->config.text.vocab_size;
@@ -63,9 +64,6 @@ CommandRunner add_logits_command(CLI::App& app) {
   command->add_option("--tokens", options->tokens, "Token ids, comma-separated")->required();
   command->add_option("--chunks", options->chunks, "Feed the tokens in calls of these sizes (default: one call)");
   command->add_option("--out", options->out, "Output .npy file: float32 [n_tokens, vocab_size]")->required();
-  command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
-      ->check(CLI::IsMember({"f32", "fast"}))
-      ->capture_default_str();
   add_run_options(command, options->run);
   return [options] { return run_logits(*options); };
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "cli_errors.h"
 #include "commands.h"
 #include "util/log.h"
 
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    return ds::app::report_parse_error(app, error, argc, argv);
   }
   ds::log::set_level(quiet ? ds::log::Level::error : verbose ? ds::log::Level::debug : ds::log::Level::info);
   try {

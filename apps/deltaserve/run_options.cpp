@@ -18,12 +18,17 @@ void add_run_options(CLI::App* command, RunOptions& options) {
                       "int8: quantised at load (a scale per 32 inputs)")
       ->check(CLI::IsMember({"bf16", "mapped", "int8"}))
       ->capture_default_str();
+  command->add_option("--mode", options.mode, "f32 (reference) or fast (bf16 matmul inputs)")
+      ->check(CLI::IsMember({"f32", "fast"}))
+      ->capture_default_str();
 }
 
 WeightFormat weight_format(const RunOptions& options) {
   if (options.weights == "int8") return WeightFormat::int8;
   return options.weights == "mapped" ? WeightFormat::mapped : WeightFormat::native;
 }
+
+ComputeMode compute_mode(const RunOptions& options) { return options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast; }
 
 int thread_count(const RunOptions& options) { return options.threads > 0 ? options.threads : physical_cores(); }
 

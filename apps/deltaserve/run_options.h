@@ -1,4 +1,4 @@
-// Command-line options shared by every command that runs the model: --threads, --isa, --weights.
+// Command-line options shared by every command that runs the model: --threads, --isa, --weights, --mode.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 
 #include "kernels/backend.h"
 #include "model/model_loader.h"
+#include "model/qwen35_model.h"
 
 namespace ds::app {
 
@@ -14,12 +15,14 @@ struct RunOptions {
   int threads = 0;              // 0: physical cores
   std::string isa = "auto";     // auto | avx512 | avx2 | scalar
   std::string weights = "bf16";  // bf16 (as stored, repacked) | mapped (as stored, in place) | int8
+  std::string mode = "fast";     // fast (bf16 matmul inputs) | f32 (the reference)
 };
 
 void add_run_options(CLI::App* command, RunOptions& options);
 // The CPU backend for these options; logs the ISA and thread count.
 std::unique_ptr<Backend> make_backend(const RunOptions& options);
 WeightFormat weight_format(const RunOptions& options);
+ComputeMode compute_mode(const RunOptions& options);
 int thread_count(const RunOptions& options);
 
 }  // namespace ds::app

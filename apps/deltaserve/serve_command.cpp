@@ -27,7 +27,7 @@ namespace ds::app {
 namespace {
 
 struct ServeOptions {
-  std::string model_dir, served_name, template_kwargs = "{}", mode = "fast", test_script;
+  std::string model_dir, served_name, template_kwargs = "{}", test_script;
   server::HttpOptions http;
   RunOptions run;
   EngineCliOptions engine;
@@ -123,6 +123,7 @@ int run_serve(const ServeOptions& options) {
 
   auto tokenizer = Tokenizer::load_dir(options.model_dir);
   if (!tokenizer.ok()) return fail(tokenizer.status().with_context("serve needs the tokenizer"));
+  use_message_start_token(*engine_config, *tokenizer);
   auto generation = load_generation_config(options.model_dir);
   if (!generation.ok()) return fail(generation.status());
   server::ServedModel model;
@@ -139,7 +140,7 @@ int run_serve(const ServeOptions& options) {
     log::warn("serve: no chat template (", source.status().message(), "); /v1/chat/completions will answer 400");
   }
   const auto backend = make_backend(options.run);
-  auto loaded = load_model(options.model_dir, *backend, options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast,
+  auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return fail(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
@@ -192,9 +193,6 @@ CommandRunner add_serve_command(CLI::App& app) {
   command->add_option("--http-queue", options->http.max_waiting,
                       "Connections that may wait for an HTTP thread; beyond them a connection is answered 503 with Retry-After")
       ->check(CLI::Range(0, 1 << 20))
-      ->capture_default_str();
-  command->add_option("--mode", options->mode, "f32 (reference) or fast (bf16 matmul inputs)")
-      ->check(CLI::IsMember({"f32", "fast"}))
       ->capture_default_str();
   command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
   add_run_options(command, options->run);

@@ -1,7 +1,9 @@
-// parse_int_list / join_ints.
+// parse_int_list / join_ints / check_token_ids.
 #include "token_list.h"
 
 #include <charconv>
+
+#include "io/model_config.h"
 
 namespace ds::app {
 
@@ -31,6 +33,16 @@ std::string join_ints(const std::vector<int32_t>& values) {
     text += std::to_string(values[i]);
   }
   return text;
+}
+
+Status check_token_ids(std::span<const int32_t> ids, const std::string& model_dir, const std::string& option) {
+  DS_ASSIGN_OR_RETURN(const ModelConfig config, load_model_config(model_dir));
+  const int64_t vocab = config.text.vocab_size;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      return Status::errorf(option, ": item ", i + 1, ": token id ", ids[i], " is outside the vocabulary [0, ", vocab,
+                            ") of ", model_dir, "/config.json");
+  return {};
 }
 
 }  // namespace ds::app

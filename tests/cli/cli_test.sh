@@ -20,23 +20,56 @@ expect_ok() {
   if ! grep -Eq -- "$regex" <<<"$out"; then fail "$name: output lacks /$regex/"; echo "$out" | tail -20; return; fi
   pass
 }
-# expect_error NAME REGEX CMD...: exit exactly 1 with "deltaserve: error:" (or a usage error) matching REGEX
+# expect_error NAME REGEX CMD...: exit exactly 1, exactly one "deltaserve: error: ..." line, and output
+# that matches REGEX (log lines of the work done before the error may come first; a checkpoint
+# validation lists the tensors it found wrong on the lines after)
 expect_error() {
   local name=$1 regex=$2; shift 2
-  local out rc
+  local out rc errors
   out=$("$@" 2>&1); rc=$?
-  if [ $rc -ne 1 ] && [ $rc -ne 105 ] && [ $rc -ne 106 ] && [ $rc -ne 109 ]; then
-    fail "$name: expected a clean error exit, got $rc"; echo "$out" | tail -5; return
-  fi
+  if [ $rc -ne 1 ]; then fail "$name: expected exit status 1, got $rc"; echo "$out" | tail -5; return; fi
+  errors=$(grep -c '^deltaserve: error: ' <<<"$out")
+  if [ "$errors" -ne 1 ]; then fail "$name: expected one 'deltaserve: error:' line, found $errors"; echo "$out" | tail -5; return; fi
   if ! grep -Eq -- "$regex" <<<"$out"; then fail "$name: message lacks /$regex/"; echo "$out" | tail -5; return; fi
   pass
+}
+# expect_usage_error NAME REGEX CMD...: a command-line mistake: as expect_error, and the error line is
+# all the output (no usage text, no log)
+expect_usage_error() {
+  local name=$1 regex=$2; shift 2
+  local lines
+  lines=$("$@" 2>&1 | wc -l)
+  if [ "$lines" -ne 1 ]; then fail "$name: expected one line of output, found $lines"; "$@" 2>&1 | head -5; return; fi
+  expect_error "$name" "$regex" "$@"
 }
 
 expect_ok help_inspect '^  inspect ' "$bin" --help
 expect_ok help_make_checkpoint '^  make-checkpoint ' "$bin" --help
 expect_ok make_checkpoint_help 'tiny.*hidden 256' "$bin" make-checkpoint --help
 expect_ok version '^[0-9]+\.[0-9]+\.[0-9]+' "$bin" --version
-expect_error no_subcommand 'subcommand' "$bin"
+
+# Command-line mistakes the parser catches: one line, exit 1, like every other error.
+commands='inspect, make-checkpoint, logits, generate, tokenize, detokenize, render-chat, bench, serve'
+expect_usage_error no_subcommand "^deltaserve: error: expected a subcommand, one of: $commands\$" "$bin"
+expect_usage_error no_subcommand_verbose "expected a subcommand, one of: $commands" "$bin" -v
+expect_usage_error unknown_subcommand "^deltaserve: error: unknown subcommand \"frobnicate\"; expected one of: $commands\$" "$bin" frobnicate --model x
+expect_usage_error unknown_global_flag 'The following argument was not expected: --frobnicate' "$bin" --frobnicate inspect --model x
+expect_usage_error missing_flag '^deltaserve: error: inspect: --model is required \(see deltaserve inspect --help\)$' "$bin" inspect
+expect_usage_error missing_flag_logits 'logits: --out is required' "$bin" logits --model x --tokens 1
+expect_usage_error unknown_flag 'inspect: The following argument was not expected: --frobnicate' "$bin" inspect --model x --frobnicate
+expect_usage_error out_of_range 'generate: --threads: Value 5000 not in range 0 to 1024' "$bin" generate --model x --tokens 1 --threads 5000
+expect_usage_error out_of_range_max_tokens 'generate: --max-tokens: Value 0 not in range' "$bin" generate --model x --tokens 1 --max-tokens 0
+expect_usage_error not_a_number 'bench: --decode-tokens: Value many not in range 1 to 65536' "$bin" bench --shape tiny --decode-tokens many
+expect_usage_error not_a_member 'logits: --weights: fp4 not in \{bf16,mapped,int8\}' "$bin" logits --model x --tokens 1 --out x.npy --weights fp4
+expect_usage_error excluded_flags 'generate: --tokens excludes --prompt' "$bin" generate --model x --tokens 1 --prompt hi
+expect_usage_error needs_flag 'generate: --chat requires --prompt' "$bin" generate --model x --tokens 1 --chat
+# --mode is a run option: every command that runs the model takes it and checks it the same way.
+for command in 'generate --model x --tokens 1' 'logits --model x --tokens 1 --out x.npy' 'bench --shape tiny' 'serve --model x'; do
+  name=${command%% *}
+  # shellcheck disable=SC2086  # the words of $command are the arguments
+  expect_usage_error "mode_$name" "$name: --mode: slow not in \{f32,fast\}" "$bin" $command --mode slow
+  expect_ok "mode_help_$name" '--mode TEXT:\{f32,fast\}' "$bin" "$name" --help
+done
 
 # A released-layout tiny checkpoint, end to end.
 expect_ok make_tiny 'wrote' "$bin" make-checkpoint --shape tiny --out "$work/tiny" --seed 3
@@ -64,7 +97,17 @@ expect_ok logits_npy_size '^10368$' stat -c %s "$work/l.npy"
 expect_error logits_bad_chunks 'sizes must be positive and sum to the 5 tokens, found a sum of 4' \
   "$bin" logits --model "$fixture" --tokens 1,2,3,4,5 --chunks 3,1 --out "$work/x.npy"
 expect_error logits_bad_tokens 'item 2 "x" is not a non-negative integer' "$bin" logits --model "$fixture" --tokens 1,x --out "$work/x.npy"
-expect_error logits_token_range 'token id 999 is outside the vocabulary \[0, 512\)' "$bin" logits --model "$fixture" --tokens 1,999 --out "$work/x.npy"
+expect_error logits_token_range '^deltaserve: error: --tokens: item 2: token id 999 is outside the vocabulary \[0, 512\) of .*/config.json$' \
+  "$bin" logits --model "$fixture" --tokens 1,999 --out "$work/x.npy"
+# Token ids are checked against config.json before the weights load: a checkpoint without weights
+# still gives the vocabulary error, the first bad id's.
+mkdir -p "$work/config_only"; cp "$fixture/config.json" "$work/config_only/"
+expect_usage_error logits_token_range_before_load '--tokens: item 3: token id 512 is outside the vocabulary \[0, 512\)' \
+  "$bin" logits --model "$work/config_only" --tokens 1,2,512,513 --out "$work/x.npy"
+expect_usage_error generate_token_range_before_load '--tokens: item 1: token id 100000 is outside the vocabulary \[0, 512\)' \
+  "$bin" generate --model "$work/config_only" --tokens 100000 --ids
+expect_error logits_no_weights 'expected model.safetensors or model.safetensors.index.json' \
+  "$bin" logits --model "$work/config_only" --tokens 1,2 --out "$work/x.npy"
 expect_ok generate_ids '^[0-9]+(,[0-9]+){7}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 8 --ids --ignore-eos -q
 expect_ok generate_sampled '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$work/tiny" --tokens 5,6,7 --max-tokens 4 --temperature 0.8 --top-p 0.9 --top-k 40 --seed 1 --ids --ignore-eos -q
 expect_error generate_prompt_needs_tokenizer 'needs the tokenizer' "$bin" generate --model "$fixture" --prompt hello
@@ -125,6 +168,12 @@ expect_ok bench_json_prefill '^\{"test": "pp16", "tokens_per_s": [0-9.]+, "weigh
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
 expect_ok bench_json_decode '"test": "tg2", .*"floor_fraction": [0-9.e+-]+' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
+expect_ok bench_mode_f32 '"test": "tg2", "tokens_per_s": [0-9.]+' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --mode f32 --json -q
+expect_ok bench_text_rounded '^  tg2 +[0-9]+\.[0-9] tok/s   TPOT [0-9]+\.[0-9]{2} ms' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 -q
+expect_ok bench_peak_rss 'peak RSS [0-9]+\.[0-9]{2} (MiB|GiB) .*high-water mark, loading included, the bandwidth probes left out' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 -q
 expect_ok bench_int8 '"test": "tg2", "tokens_per_s": [0-9.]+, "weights": "int8"' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --weights int8 --json -q
 expect_error bench_zero_prompt 'expected prompt lengths >= 1, found 0' "$bin" bench --model "$work/tiny" --prompts 16,0
