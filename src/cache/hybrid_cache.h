@@ -21,8 +21,6 @@
 
 namespace ds {
 
-inline constexpr int64_t kKvBlockSize = 16;  // KV tokens per block; divides the 64-token DeltaNet chunk
-
 // Per-sequence cache shapes of a model (zero layers of a kind: that cache is empty).
 struct CacheGeometry {
   int64_t block_size = kKvBlockSize;

@@ -10,6 +10,8 @@
 
 namespace ds {
 
+inline constexpr int64_t kKvBlockSize = 16;  // KV tokens per block; divides the 64-token DeltaNet chunk
+
 class KvBlockPool {
  public:
   // block_size must divide 64 (the DeltaNet chunk), so prefix-cache hits at chunk boundaries end

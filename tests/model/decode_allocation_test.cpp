@@ -91,15 +91,16 @@ Counted count_decode_allocations(const std::string& dir, ComputeMode mode, Weigh
   if (!loaded.ok()) return {};
   Qwen35Model& model = *loaded->model;
   const TextConfig& c = model.config();
-  const int64_t positions = kPrompt + kWarmUpSteps + kMeasuredSteps, block_size = 16;
+  const int64_t positions = kPrompt + kWarmUpSteps + kMeasuredSteps, block_size = kKvBlockSize;
   KvBlockPool kv((positions + block_size - 1) / block_size, block_size, model.num_attention_layers(),
                  c.num_key_value_heads, c.head_dim);
   DeltaNetStateSlots states(1, model.num_deltanet_layers(), c.conv_dim(), c.linear_conv_kernel_dim - 1,
                             c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim);
   Workspace ws(c, kPrompt);
-  std::vector<int32_t> blocks;
-  while (static_cast<int64_t>(blocks.size()) * block_size < positions) blocks.push_back(*kv.allocate());
-  const int32_t slot = *states.allocate();
+  std::vector<int32_t> blocks;  // the whole pool, in order
+  while (static_cast<int64_t>(blocks.size()) * block_size < positions) blocks.push_back(static_cast<int32_t>(blocks.size()));
+  const int32_t slot = 0;
+  states.reset(slot);
   const std::vector<int32_t> tokens = test::random_tokens(positions, c.vocab_size, 5);
   std::vector<float> logits(static_cast<size_t>(c.vocab_size));
 
