@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "bench_concurrency.h"
+#include "bench_prefix_cache.h"
 #include "cli_errors.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
@@ -35,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kProbeBytes = uint64_t{512} << 20;  // 16× the L3 of this machine class
 
 struct BenchOptions {
-  std::string model_dir, shape, prompts = "128,512,2048,8192", concurrency;
+  std::string model_dir, shape, prompts = "128,512,2048,8192", concurrency, prefix_cache;
   int64_t decode_tokens = 128;
   int64_t prefill_chunk = 512;
   RunOptions run;
@@ -125,6 +126,37 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
                  fixed(r.ttft_max_s, 3), " s), inter-token p50 ", fixed(1000 * r.itl_p50_s, 1), " ms, p99 ",
                  fixed(1000 * r.itl_p99_s, 1), " ms"));
   }
+  return {};
+}
+
+// The prefix cache, for each N of --prefix-cache: TTFT of N shared tokens + a 32-token question,
+// cold then warm (another question after the first), and the cost of one DeltaNet snapshot.
+Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int threads) {
+  DS_ASSIGN_OR_RETURN(const std::vector<int32_t> lengths, parse_int_list(options.prefix_cache, "--prefix-cache"));
+  DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
+  Qwen35StepModel step_model(*loaded.model);
+  DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
+  constexpr int64_t kQuestion = 32;
+  for (int32_t n : lengths) {
+    if (n < 1) return Status::errorf("--prefix-cache: expected shared prefix lengths >= 1, found ", n);
+    DS_ASSIGN_OR_RETURN(const PrefixCacheResult r,
+                        run_prefix_cache(*engine, loaded.config.text.vocab_size, n, kQuestion, 11 + static_cast<uint64_t>(n)));
+    const double speedup = r.warm_ttft_s > 0 ? r.cold_ttft_s / r.warm_ttft_s : 0;
+    emit(options.json, str_cat("prefix", n), static_cast<double>(n + kQuestion) / r.warm_ttft_s, options, threads,
+         str_cat(", \"shared_tokens\": ", n, ", \"question_tokens\": ", kQuestion, ", \"cold_ttft_s\": ", r.cold_ttft_s,
+                 ", \"warm_ttft_s\": ", r.warm_ttft_s, ", \"cached_tokens\": ", r.cached_tokens, ", \"speedup\": ", speedup),
+         str_cat(n, " shared + ", kQuestion, " new tokens: TTFT cold ", fixed(r.cold_ttft_s, 3), " s, warm ",
+                 fixed(r.warm_ttft_s, 3), " s (", r.cached_tokens, " cached): ", fixed(speedup, 1), "x"));
+  }
+  const SnapshotCost cost = measure_snapshot_cost(step_model.cache_geometry());
+  DS_ASSIGN_OR_RETURN(const PrefixCacheResult chunk, run_prefix_cache(*engine, loaded.config.text.vocab_size, 0, 64, 3));
+  if (options.json)
+    std::printf("{\"test\": \"snapshot\", \"bytes\": %llu, \"take_s\": %.6f, \"restore_s\": %.6f, \"chunk64_s\": %.6f}\n",
+                static_cast<unsigned long long>(cost.bytes), cost.take_s, cost.restore_s, chunk.cold_ttft_s);
+  else
+    std::printf("  snapshot %s: take %.2f ms, restore %.2f ms (%.1f%% and %.1f%% of a 64-token prompt's %.0f ms)\n",
+                human_bytes(cost.bytes).c_str(), 1e3 * cost.take_s, 1e3 * cost.restore_s,
+                100 * cost.take_s / chunk.cold_ttft_s, 100 * cost.restore_s / chunk.cold_ttft_s, 1e3 * chunk.cold_ttft_s);
   return {};
 }
 
@@ -246,6 +278,9 @@ int run_bench(const BenchOptions& options) {
   if (!options.concurrency.empty()) {
     if (Status s = bench_concurrency(options, *loaded, threads); !s.ok()) return report_error(s);
   }
+  if (!options.prefix_cache.empty()) {
+    if (Status s = bench_prefix_cache(options, *loaded, threads); !s.ok()) return report_error(s);
+  }
   if (!options.json)
     std::printf("  peak RSS %s (text weights %s%s; the kernel's high-water mark, loading included, %s)\n",
                 human_bytes(peak_memory.bytes()).c_str(),
@@ -278,6 +313,10 @@ CommandRunner add_bench_command(CLI::App& app) {
   command->add_option("--concurrency", options->concurrency,
                       "Also run N requests at once through the engine (128-token prompts, --decode-tokens each), "
                       "for each N of a comma-separated list: aggregate decode tok/s, TTFT, inter-token latency");
+  command->add_option("--prefix-cache", options->prefix_cache,
+                      "Also measure the prefix cache through the engine, for each N of a comma-separated list: TTFT of "
+                      "N shared tokens + a 32-token question cold, then warm with another question; and the cost of "
+                      "one DeltaNet snapshot");
   command->add_flag("--json", options->json, "One JSON object per line");
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);

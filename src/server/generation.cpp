@@ -143,12 +143,17 @@ void Generation::run(ResponseWriter& writer) {
   }
   if (plan_.stream) {
     if (plan_.include_usage) {
-      if (!writer.write(sse(usage_chunk_json(plan_.who, usage_json(plan_.prompt_tokens, completion))))) return;
+      if (!writer.write(sse(usage_chunk_json(plan_.who, usage_json(plan_.prompt_tokens, completion, cached_tokens()))))) return;
     }
     writer.write("data: [DONE]\n\n");
   } else {
     writer.write(final_body());
   }
+}
+
+int64_t Generation::cached_tokens() const {
+  // The choices share one prompt; the first one's admission is the one a client waits for.
+  return choices_.empty() ? 0 : choices_.front().stream->cached_tokens();
 }
 
 std::string Generation::final_body() const {
@@ -175,7 +180,7 @@ std::string Generation::final_body() const {
     choices.push_back(std::move(choice));
   }
   Json body{{"id", plan_.who.id}, {"object", plan_.chat ? "chat.completion" : "text_completion"}, {"created", plan_.who.created},
-            {"model", plan_.who.model}, {"choices", choices}, {"usage", usage_json(plan_.prompt_tokens, completion)}};
+            {"model", plan_.who.model}, {"choices", choices}, {"usage", usage_json(plan_.prompt_tokens, completion, cached_tokens())}};
   return body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -61,6 +61,7 @@ class Generation {
   bool emit_delta(Choice& c, size_t index, const ChoiceDelta& delta, const char* finish, ResponseWriter& writer);
   void accumulate(Choice& c, const ChoiceDelta& delta);
   std::string final_body() const;
+  int64_t cached_tokens() const;
   void cancel_all();
 
   GenerationPlan plan_;

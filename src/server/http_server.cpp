@@ -162,7 +162,7 @@ void HttpServer::add_routes() {
   });
   get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     Engine* engine = engine_.load();
-    res.set_content(metrics_.render(engine ? engine->counters() : EngineCounters{}, 16), "text/plain; version=0.0.4");
+    res.set_content(metrics_.render(engine ? engine->counters() : EngineCounters{}, engine ? engine->block_size() : kKvBlockSize), "text/plain; version=0.0.4");
   });
   get("/v1/models", api_route([this, not_ready](const httplib::Request&, httplib::Response& res) {
     OpenAiService* service = service_.load();

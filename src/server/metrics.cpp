@@ -104,6 +104,23 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
           generation_tokens_.load());
   counter(out, "vllm:num_preemptions_total", "Preemptions (a request's cache freed to be recomputed later).", l,
           static_cast<uint64_t>(e.preemptions));
+  counter(out, "vllm:prefix_cache_queries_total",
+          "Prompt tokens looked up in the prefix cache (each engine request once, at its first admission).", l,
+          static_cast<uint64_t>(e.prefix_queries));
+  counter(out, "vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache (not computed again).", l,
+          static_cast<uint64_t>(e.prefix_hits));
+  gauge(out, "deltaserve_prefix_cache_blocks", "KV blocks holding a keyed prompt prefix (shared or evictable).", l,
+        static_cast<double>(e.cached_blocks));
+  counter(out, "deltaserve_prefix_cache_block_evictions_total", "Cached KV blocks reused for other tokens.", l,
+          static_cast<uint64_t>(e.block_evictions));
+  gauge(out, "deltaserve_prefix_cache_snapshots", "DeltaNet snapshots held by the prefix cache.", l,
+        static_cast<double>(e.snapshots));
+  gauge(out, "deltaserve_prefix_cache_snapshot_capacity", "DeltaNet snapshots the prefix cache can hold.", l,
+        static_cast<double>(e.snapshot_capacity));
+  gauge(out, "deltaserve_prefix_cache_snapshot_bytes", "Bytes of the DeltaNet snapshots held.", l,
+        static_cast<double>(e.snapshot_bytes));
+  counter(out, "deltaserve_prefix_cache_snapshot_evictions_total", "DeltaNet snapshots evicted (least recently used).", l,
+          static_cast<uint64_t>(e.snapshot_evictions));
   out += "# HELP vllm:request_success_total Finished requests by finish reason.\n# TYPE vllm:request_success_total counter\n";
   for (const auto& [reason, count] : {std::pair{"stop", &finished_stop_}, std::pair{"length", &finished_length_},
                                       std::pair{"abort", &finished_abort_}, std::pair{"error", &finished_error_}})

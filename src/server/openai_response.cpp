@@ -3,9 +3,10 @@
 
 namespace ds::server {
 
-Json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
+Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   return Json{{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens},
-              {"total_tokens", prompt_tokens + completion_tokens}};
+              {"total_tokens", prompt_tokens + completion_tokens},
+              {"prompt_tokens_details", Json{{"cached_tokens", cached_tokens}}}};
 }
 
 Json tool_calls_json(const std::vector<ToolCallParser::ToolCall>& calls, bool with_index) {

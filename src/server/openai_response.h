@@ -21,7 +21,8 @@ struct ResponseIdentity {
   bool chat = true;
 };
 
-Json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
+// cached_tokens: prompt tokens the prefix cache held (usage.prompt_tokens_details.cached_tokens).
+Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
 // Tool calls in OpenAI's form; `with_index` for stream deltas.
 Json tool_calls_json(const std::vector<ToolCallParser::ToolCall>& calls, bool with_index);
 // Chat logprobs: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.

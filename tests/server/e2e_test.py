@@ -139,6 +139,7 @@ def main():
         try:
             run_api_tests(server)
             run_usage_metrics_test(server)
+            run_prefix_cache_test(server)
             run_port_clash_test(server, model)
             run_error_tests(server)
             run_concurrency_tests(server)
@@ -277,6 +278,31 @@ def run_usage_metrics_test(server):
     prompt = metric(end, "vllm:prompt_tokens_total") - metric(after, "vllm:prompt_tokens_total")
     generated = metric(end, "vllm:generation_tokens_total") - metric(after, "vllm:generation_tokens_total")
     check(prompt == len(ids) and 1 <= generated < 4000, f"a cancelled stream counts {prompt} prompt (want {len(ids)}), {generated} generated")
+
+
+def run_prefix_cache_test(server):
+    # Turn 2 of a chat sends turn 1's history back: it finds the history cached up to the last
+    # chunk boundary before turn 1's assistant message, reports it in usage, and the counters agree.
+    client = server.client
+    system = "You are a careful assistant. " + " ".join(f"Rule {i}: answer briefly and cite sources." for i in range(40))
+    history = [{"role": "system", "content": system}, {"role": "user", "content": "First question, please."}]
+    kw = dict(model="tiny", max_tokens=8, temperature=0, extra_body={"ignore_eos": True})
+    before = server.metrics()
+    first = client.chat.completions.create(messages=history, **kw)
+    history += [{"role": "assistant", "content": first.choices[0].message.content or "ok"},
+                {"role": "user", "content": "And a second one."}]
+    _, _, _, _, usage = stream_chat(client, messages=history, stream_options={"include_usage": True}, **kw)
+    after = server.metrics()
+    cached_first = first.usage.prompt_tokens_details.cached_tokens
+    cached_second = usage.prompt_tokens_details.cached_tokens if usage and usage.prompt_tokens_details else -1
+    check(first.usage.prompt_tokens > 300 and cached_first == 0, f"turn 1 finds nothing cached ({cached_first})")
+    check(cached_second >= 256 and cached_second % 64 == 0 and cached_second < usage.prompt_tokens,
+          f"turn 2 finds turn 1's history cached on a chunk boundary ({cached_second} of {usage.prompt_tokens})")
+    queries = metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")
+    hits = metric(after, "vllm:prefix_cache_hits_total") - metric(before, "vllm:prefix_cache_hits_total")
+    check(queries == first.usage.prompt_tokens + usage.prompt_tokens and hits == cached_second,
+          f"prefix-cache counters match usage (queries {queries}, hits {hits})")
+    check(metric(after, "deltaserve_prefix_cache_snapshots") > 0, "snapshots are held")
 
 
 def run_port_clash_test(server, model):
