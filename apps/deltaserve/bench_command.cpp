@@ -112,7 +112,8 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
 Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads) {
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
-  Qwen35StepModel step_model(*loaded.model);
+  DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, loaded.model->mode()));
+  Qwen35StepModel step_model(*loaded.model, kv_dtype);
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   for (int32_t n : levels) {
     if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
@@ -187,6 +188,8 @@ int run_bench(const BenchOptions& options) {
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
   auto loaded = load_model(dir, *backend, compute_mode(options.run), weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
+  const auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  if (!kv_dtype.ok()) return report_error(kv_dtype.status());
   const int threads = cpu->threads();
 
   const double peak_flops = measure_compute_peak(cpu->pool(), cpu->isa());
@@ -199,8 +202,8 @@ int run_bench(const BenchOptions& options) {
   for (WeightPart part : {WeightPart::deltanet, WeightPart::attention, WeightPart::mlp})
     if (auto it = summary.parts.find(part); it != summary.parts.end()) layer_params += it->second.params;
   if (!options.json)
-    std::printf("deltaserve bench: %s, %s; read bandwidth %.1f GB/s, bf16 dot peak %.0f GFLOP/s\n",
-                dir.c_str(), cpu->name(), bandwidth_before / 1e9, peak_flops / 1e9);
+    std::printf("deltaserve bench: %s, %s, %s KV cache; read bandwidth %.1f GB/s, bf16 dot peak %.0f GFLOP/s\n",
+                dir.c_str(), cpu->name(), kv_dtype_name(*kv_dtype), bandwidth_before / 1e9, peak_flops / 1e9);
 
   Xoshiro256 rng(1);
   auto random_prompt = [&](int64_t n) {
@@ -216,12 +219,12 @@ int run_bench(const BenchOptions& options) {
     const int64_t longest = *std::max_element(prompt_lengths->begin(), prompt_lengths->end());
     const int64_t n = std::min<int64_t>(longest, options.prefill_chunk);
     const auto prompt = random_prompt(n);
-    SequenceRunner warmup(*loaded->model, n + 1, n);
+    SequenceRunner warmup(*loaded->model, n + 1, n, *kv_dtype);
     if (Status s = warmup.feed(prompt, LogitsRows::last, logits); !s.ok()) return report_error(s);
   }
   for (int32_t n : *prompt_lengths) {
     const auto prompt = random_prompt(n);
-    SequenceRunner runner(*loaded->model, n + 1, std::min<int64_t>(n, options.prefill_chunk));
+    SequenceRunner runner(*loaded->model, n + 1, std::min<int64_t>(n, options.prefill_chunk), *kv_dtype);
     const auto start = Clock::now();
     for (int64_t offset = 0; offset < n; offset += options.prefill_chunk) {
       const int64_t size = std::min<int64_t>(options.prefill_chunk, n - offset);
@@ -245,7 +248,7 @@ int run_bench(const BenchOptions& options) {
     const int64_t context = 128;
     constexpr int64_t kDecodeSegment = 16;
     const auto prompt = random_prompt(context);
-    SequenceRunner runner(*loaded->model, context + options.decode_tokens + 1, context);
+    SequenceRunner runner(*loaded->model, context + options.decode_tokens + 1, context, *kv_dtype);
     if (Status s = runner.feed(prompt, LogitsRows::last, logits); !s.ok()) return report_error(s);
     double seconds = 0, probe_sum = 0, probe_min = 1e30, probe_max = 0;
     int probes = 0;

@@ -13,6 +13,11 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
   command->add_option("--cache-memory", options.cache_memory,
                       "Memory for the KV cache and DeltaNet state slots (e.g. 4GiB, 512MiB)")
       ->capture_default_str();
+  command->add_option("--kv-cache-dtype", options.kv_cache_dtype,
+                      "Element type of the KV cache: auto (bf16 when the model computes in fast mode, fp32 in f32 "
+                      "mode), bf16 (half the bytes: twice the cached context; fast mode only) or fp32")
+      ->check(CLI::IsMember({"auto", "bf16", "fp32"}))
+      ->capture_default_str();
   auto* prefix = command
                      ->add_option("--prefix-cache-memory", options.prefix_cache_memory,
                                   "Memory for DeltaNet snapshots of the prefix cache, on top of --cache-memory "
@@ -62,6 +67,10 @@ Result<EngineOptions> engine_options(const EngineCliOptions& options) {
   return engine;
 }
 
+Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, ComputeMode mode) {
+  return resolve_kv_dtype(options.kv_cache_dtype, mode);
+}
+
 void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer) {
   if (const int32_t id = tokenizer.token_to_id("<|im_start|>"); id >= 0) options.snapshots.message_start_tokens = {id};
 }
@@ -70,8 +79,8 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
   const EngineLimits& l = engine.limits();
   const int64_t block_size = engine.block_size();
   log::info("engine: cache ", human_bytes(l.cache_bytes), " of ", human_bytes(options.cache_memory), ": ",
-            l.capacity.num_blocks, " KV blocks of ", block_size, " tokens (", l.capacity.num_blocks * block_size,
-            " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
+            l.capacity.num_blocks, " ", kv_dtype_name(engine.kv_dtype()), " KV blocks of ", block_size, " tokens (",
+            l.capacity.num_blocks * block_size, " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
             " sequences and ", options.limits.max_batch_tokens, " tokens per step");
   if (l.capacity.num_snapshots > 0)
     log::info("engine: prefix cache on: ", l.capacity.num_snapshots, " DeltaNet snapshots of ",

@@ -1,11 +1,12 @@
 // Command-line options of every command that runs the engine (generate, bench --concurrency,
-// serve): cache memory, prefix cache, batch limits, context limit, queue bound.
+// serve): cache memory and KV dtype, prefix cache, batch limits, context limit, queue bound.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "engine/engine.h"
+#include "model/kv_cache_dtype.h"
 #include "tokenizer/tokenizer.h"
 #include "util/status.h"
 
@@ -13,6 +14,7 @@ namespace ds::app {
 
 struct EngineCliOptions {
   std::string cache_memory = "4GiB";
+  std::string kv_cache_dtype = "auto";
   std::string prefix_cache_memory = "2GiB";
   bool no_prefix_cache = false;
   EngineOptions engine;
@@ -23,9 +25,12 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options);
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
 // The engine options with the byte size parsed.
 Result<EngineOptions> engine_options(const EngineCliOptions& options);
+// The KV cache dtype --kv-cache-dtype asks of a model computing in `mode` (auto: bf16 in fast mode,
+// fp32 in f32 mode; bf16 in f32 mode is an error).
+Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, ComputeMode mode);
 // Snapshots the prefix cache before every chat message: the tokenizer's `<|im_start|>`, if it has one.
 void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer);
-// Logs what start-up resolved: cache bytes, blocks, slots, snapshots, max_model_len and why.
+// Logs what start-up resolved: cache bytes, KV dtype, blocks, slots, snapshots, max_model_len and why.
 void log_engine_limits(const Engine& engine, const EngineOptions& options);
 
 }  // namespace ds::app

@@ -85,7 +85,9 @@ int run_generate(GenerateOptions options) {
                            weight_format(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
-  Qwen35StepModel step_model(*loaded->model);
+  auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  if (!kv_dtype.ok()) return report_error(kv_dtype.status());
+  Qwen35StepModel step_model(*loaded->model, *kv_dtype);
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return report_error(engine.status());
   log_engine_limits(**engine, *engine_config);

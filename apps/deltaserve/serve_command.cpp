@@ -151,7 +151,9 @@ int run_serve(const ServeOptions& options) {
     engine_config->logits_hook = *hook;
     log::warn("serve: --test-script ", options.test_script, ": scripted replies are forced (testing only)");
   }
-  Qwen35StepModel step_model(*loaded->model);
+  auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  if (!kv_dtype.ok()) return fail(kv_dtype.status());
+  Qwen35StepModel step_model(*loaded->model, *kv_dtype);
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return fail(engine.status());
   log_engine_limits(**engine, *engine_config);

@@ -8,8 +8,8 @@
 namespace ds {
 
 AttentionKvCache::AttentionKvCache(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads,
-                                   int64_t head_dim)
-    : storage_(num_blocks, block_size, num_layers, num_kv_heads, head_dim),
+                                   int64_t head_dim, KvDtype dtype)
+    : storage_(num_blocks, block_size, num_layers, num_kv_heads, head_dim, dtype),
       pool_(num_blocks),
       block_tokens_(new int32_t[static_cast<size_t>(num_blocks * block_size)]) {}
 

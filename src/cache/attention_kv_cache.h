@@ -16,7 +16,8 @@ namespace ds {
 
 class AttentionKvCache {
  public:
-  AttentionKvCache(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim);
+  AttentionKvCache(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim,
+                   KvDtype dtype = KvDtype::fp32);
 
   KvBlockPool& storage() { return storage_; }
   const KvBlockPool& storage() const { return storage_; }

@@ -8,8 +8,9 @@
 
 namespace ds {
 
-CacheGeometry CacheGeometry::of(const TextConfig& c) {
+CacheGeometry CacheGeometry::of(const TextConfig& c, KvDtype kv_dtype) {
   CacheGeometry g;
+  g.kv_dtype = kv_dtype;
   g.attention_layers = c.num_layers_of(LayerType::full_attention);
   g.num_kv_heads = c.num_key_value_heads;
   g.head_dim = c.head_dim;
@@ -23,7 +24,7 @@ CacheGeometry CacheGeometry::of(const TextConfig& c) {
 }
 
 uint64_t CacheGeometry::block_bytes() const {
-  return 2 * static_cast<uint64_t>(attention_layers * block_size * num_kv_heads * head_dim) * sizeof(float);
+  return 2 * static_cast<uint64_t>(attention_layers * block_size * num_kv_heads * head_dim * kv_dtype_bytes(kv_dtype));
 }
 
 uint64_t CacheGeometry::slot_bytes() const {
@@ -33,8 +34,8 @@ uint64_t CacheGeometry::slot_bytes() const {
 
 uint64_t CacheGeometry::identity() const {
   uint64_t key = 0x6465'6c74'6173'6572ull;  // "deltaser"
-  for (int64_t v : {block_size, attention_layers, num_kv_heads, head_dim, deltanet_layers, conv_channels, conv_history,
-                    num_v_heads, k_dim, v_dim})
+  for (int64_t v : {block_size, attention_layers, num_kv_heads, head_dim, static_cast<int64_t>(kv_dtype), deltanet_layers,
+                    conv_channels, conv_history, num_v_heads, k_dim, v_dim})
     key = extend_prefix_key(key, static_cast<int32_t>(v));
   return key;
 }
@@ -63,7 +64,7 @@ HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, 
     : geometry_(g),
       policy_(std::move(policy)),
       num_slots_(capacity.num_slots),
-      attention_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim),
+      attention_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim, g.kv_dtype),
       deltanet_(capacity.num_slots, capacity.num_snapshots, g.deltanet_layers, g.conv_channels, g.conv_history,
                 g.num_v_heads, g.k_dim, g.v_dim) {
   DS_CHECK(kSnapshotGrid % g.block_size == 0, "KV block size ", g.block_size, " must divide ", kSnapshotGrid);

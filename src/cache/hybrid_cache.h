@@ -25,10 +25,11 @@ namespace ds {
 struct CacheGeometry {
   int64_t block_size = kKvBlockSize;
   int64_t attention_layers = 0, num_kv_heads = 0, head_dim = 0;
+  KvDtype kv_dtype = KvDtype::fp32;  // element type of the KV blocks (bf16: half the bytes per block)
   int64_t deltanet_layers = 0, conv_channels = 0, conv_history = 0, num_v_heads = 0, k_dim = 0, v_dim = 0;
 
-  static CacheGeometry of(const TextConfig& config);
-  uint64_t block_bytes() const;  // K + V of every attention layer for block_size tokens (fp32)
+  static CacheGeometry of(const TextConfig& config, KvDtype kv_dtype = KvDtype::fp32);
+  uint64_t block_bytes() const;  // K + V of every attention layer for block_size tokens (kv_dtype)
   uint64_t slot_bytes() const;   // conv history + recurrent state of every DeltaNet layer (fp32)
   uint64_t identity() const;     // a hash of the shapes: the salt of prefix keys
 };

@@ -6,23 +6,25 @@
 namespace ds {
 
 KvBlockPool::KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads,
-                         int64_t head_dim)
+                         int64_t head_dim, KvDtype dtype)
     : num_blocks_(num_blocks),
       block_size_(block_size),
       num_layers_(num_layers),
       num_kv_heads_(num_kv_heads),
       head_dim_(head_dim),
+      dtype_(dtype),
       block_stride_(block_size * num_kv_heads * head_dim),
       size_(num_layers * num_blocks * block_stride_),
-      k_(new float[static_cast<size_t>(size_)]),
-      v_(new float[static_cast<size_t>(size_)]) {
+      k_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]),
+      v_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]) {
   DS_CHECK(block_size > 0 && 64 % block_size == 0, "block size ", block_size, " must divide 64");
 }
 
 KvLayerView KvBlockPool::layer(int64_t layer) {
   DS_CHECK(layer >= 0 && layer < num_layers_, "kv layer ", layer, " of ", num_layers_);
-  const int64_t offset = layer * num_blocks_ * block_stride_;
-  return KvLayerView{k_.get() + offset, v_.get() + offset, block_size_, block_stride_, num_kv_heads_, head_dim_};
+  const int64_t offset = layer * num_blocks_ * block_stride_ * kv_dtype_bytes(dtype_);  // bytes
+  return KvLayerView{k_.get() + offset, v_.get() + offset, dtype_, block_size_, block_stride_, num_kv_heads_,
+                     head_dim_};
 }
 
 }  // namespace ds

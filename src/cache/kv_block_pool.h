@@ -3,6 +3,7 @@
 // paging). Which block belongs to whom is AttentionKvCache's business; the model only reads views.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -15,23 +16,26 @@ inline constexpr int64_t kKvBlockSize = 16;  // KV tokens per block; divides the
 class KvBlockPool {
  public:
   // block_size must divide 64 (the DeltaNet chunk), so prefix-cache hits at chunk boundaries end
-  // on whole blocks.
-  KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim);
+  // on whole blocks. dtype: the element type (bf16 halves the bytes of a block).
+  KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_layers, int64_t num_kv_heads, int64_t head_dim,
+              KvDtype dtype = KvDtype::fp32);
 
   int64_t block_size() const { return block_size_; }
   int64_t num_blocks() const { return num_blocks_; }
+  KvDtype dtype() const { return dtype_; }
   // View of full-attention layer `layer` (0-based among full-attention layers).
   KvLayerView layer(int64_t layer);
-  uint64_t bytes() const { return 2 * static_cast<uint64_t>(size_) * sizeof(float); }
+  uint64_t bytes() const { return 2 * static_cast<uint64_t>(size_ * kv_dtype_bytes(dtype_)); }
 
  private:
   int64_t num_blocks_, block_size_, num_layers_, num_kv_heads_, head_dim_;
-  int64_t block_stride_;   // floats per block: block_size × num_kv_heads × head_dim
+  KvDtype dtype_;
+  int64_t block_stride_;   // elements per block: block_size × num_kv_heads × head_dim
   // Left uninitialised: a position is written before it is read, and untouched pages of a large
   // budget stay unresident (RSS grows with the context actually used).
-  int64_t size_;                  // floats in k_ (and in v_)
-  std::unique_ptr<float[]> k_;   // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
-  std::unique_ptr<float[]> v_;   // same
+  int64_t size_;                       // elements in k_ (and in v_)
+  std::unique_ptr<std::byte[]> k_;    // [num_layers, num_blocks, block_size, num_kv_heads, head_dim] of dtype
+  std::unique_ptr<std::byte[]> v_;    // same
 };
 
 }  // namespace ds

@@ -75,6 +75,7 @@ class Engine {
 
   const EngineLimits& limits() const { return limits_; }
   int64_t block_size() const { return cache_.geometry().block_size; }
+  KvDtype kv_dtype() const { return cache_.geometry().kv_dtype; }
   EngineCounters counters() const;
 
  private:

@@ -4,15 +4,18 @@
 #include <memory>
 
 #include "engine/step_model.h"
+#include "model/kv_cache_dtype.h"
 #include "model/qwen35_model.h"
 
 namespace ds {
 
 class Qwen35StepModel : public StepModel {
  public:
-  explicit Qwen35StepModel(Qwen35Model& model) : model_(model) {}
+  // KV blocks of `kv_dtype` (--kv-cache-dtype); without one, the dtype that follows the model's mode.
+  Qwen35StepModel(Qwen35Model& model, KvDtype kv_dtype) : model_(model), kv_dtype_(kv_dtype) {}
+  explicit Qwen35StepModel(Qwen35Model& model) : Qwen35StepModel(model, default_kv_dtype(model.mode())) {}
   int64_t vocab_size() const override { return model_.config().vocab_size; }
-  CacheGeometry cache_geometry() const override { return CacheGeometry::of(model_.config()); }
+  CacheGeometry cache_geometry() const override { return CacheGeometry::of(model_.config(), kv_dtype_); }
   int64_t max_position_embeddings() const override { return model_.config().max_position_embeddings; }
   void reserve(int64_t max_batch_tokens) override {
     workspace_ = std::make_unique<Workspace>(model_.config(), max_batch_tokens);
@@ -23,6 +26,7 @@ class Qwen35StepModel : public StepModel {
 
  private:
   Qwen35Model& model_;
+  KvDtype kv_dtype_;
   std::unique_ptr<Workspace> workspace_;  // [max_batch_tokens, ·] activations
 };
 

@@ -10,26 +10,37 @@
 
 namespace ds {
 
+// Element type of the KV cache. bf16 (fast mode): each value rounded to nearest even from fp32 as
+// torch's .to(bfloat16) does, stored as its upper 16 bits (uint16_t) and widened back (bits << 16),
+// so attention does the same fp32 arithmetic on either; half the bytes, twice the cached tokens.
+enum class KvDtype : uint8_t { fp32, bf16 };
+inline const char* kv_dtype_name(KvDtype dtype) { return dtype == KvDtype::bf16 ? "bf16" : "fp32"; }
+inline int64_t kv_dtype_bytes(KvDtype dtype) { return dtype == KvDtype::bf16 ? 2 : 4; }
+
 // One full-attention layer's KV in the paged pool. In block b, for slot s (token), kv head h and
 // dim d:
 //   v[b·block_stride + (s·num_kv_heads + h)·head_dim + d]   — a token's V row is contiguous;
 //   k[b·block_stride + (h·head_dim + d)·block_size + s]     — keys innermost: one dim of a block's
 //                                                             consecutive keys is contiguous,
 // so a score kernel holds keys in vector lanes and needs no horizontal sums (attention.inc).
+// Elements are `dtype`: float for fp32, uint16_t for bf16; the accessors take that type.
 struct KvLayerView {
-  float* k = nullptr;
-  float* v = nullptr;
+  void* k = nullptr;
+  void* v = nullptr;
+  KvDtype dtype = KvDtype::fp32;
   int64_t block_size = 0;    // tokens per block
-  int64_t block_stride = 0;  // floats per block of one layer's k (or v)
+  int64_t block_stride = 0;  // elements per block of one layer's k (or v)
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
 
   // Key `slot` of `block` for kv head h: its dim d is at key_column(...)[d · block_size].
-  float* key_column(int64_t block, int64_t slot, int64_t h) const {
-    return k + block * block_stride + h * head_dim * block_size + slot;
+  template <typename T>
+  T* key_column(int64_t block, int64_t slot, int64_t h) const {
+    return static_cast<T*>(k) + block * block_stride + h * head_dim * block_size + slot;
   }
-  float* value_row(int64_t block, int64_t slot, int64_t h) const {
-    return v + block * block_stride + (slot * num_kv_heads + h) * head_dim;
+  template <typename T>
+  T* value_row(int64_t block, int64_t slot, int64_t h) const {
+    return static_cast<T*>(v) + block * block_stride + (slot * num_kv_heads + h) * head_dim;
   }
 };
 
@@ -85,7 +96,8 @@ class Backend {
   // PyTorch's softplus (x for x > 20). a, b, g, beta [n, heads]; A_log, dt_bias [heads].
   virtual void deltanet_gates(const float* a, const float* b, int64_t n, int64_t heads, const TensorView& A_log,
                               const TensorView& dt_bias, float* g, float* beta) = 0;
-  // Stores k, v [n, num_kv_heads, head_dim] at positions start_pos .. start_pos+n-1 of a sequence.
+  // Stores k, v [n, num_kv_heads, head_dim] at positions start_pos .. start_pos+n-1 of a sequence,
+  // rounded to nearest even when the cache is bf16.
   virtual void kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
                         const KvLayerView& kv) = 0;
   // NeoX-style rotation of the first 2·half_dim dims of each head: x [tokens, heads, head_dim].
@@ -107,7 +119,8 @@ class Backend {
                                           float* state, float* out) = 0;
   // Causal softmax attention of n new query tokens (absolute positions start_pos .. start_pos+n-1)
   // over the cached keys 0 .. start_pos+n-1 of one sequence. q, out [n, num_heads, head_dim];
-  // query head h uses kv head h / (num_heads / num_kv_heads).
+  // query head h uses kv head h / (num_heads / num_kv_heads). bf16 keys and values are widened to
+  // fp32 exactly, so the arithmetic is the same for either KV dtype.
   virtual void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                          const KvLayerView& kv, float scale, float* out) = 0;
 };

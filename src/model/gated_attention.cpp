@@ -1,10 +1,11 @@
 // Gated GQA attention layer (HF Qwen3_5Attention; spec §3.3): q_proj gives query | gate per head;
-// q_norm / k_norm (zero-centred) per head; partial RoPE; K/V appended to the paged cache;
-// causal softmax attention; output ⊙ sigmoid(gate); o_proj.
+// q_norm / k_norm (zero-centred) per head; partial RoPE; K/V appended to the paged cache (fp32, or
+// bf16 in fast mode); causal softmax attention; output ⊙ sigmoid(gate); o_proj.
 #include <cmath>
 #include <cstring>
 
 #include "model/qwen35_model.h"
+#include "util/check.h"
 
 namespace ds {
 
@@ -31,6 +32,8 @@ void Qwen35Model::attention_layer(const DecoderLayerWeights& layer, int64_t kv_l
   backend_.rope(ws.key.data(), T, nKV, D, angles);
 
   const KvLayerView view = kv.layer(kv_layer);
+  DS_CHECK(mode_ == ComputeMode::fast || view.dtype == KvDtype::fp32,
+           "a model computing in f32 mode keeps its KV cache fp32, found a ", kv_dtype_name(view.dtype), " cache");
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   int64_t row = 0;
   for (const SequenceInput& seq : batch.sequences) {

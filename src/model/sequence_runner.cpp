@@ -3,10 +3,11 @@
 
 namespace ds {
 
-SequenceRunner::SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size)
+SequenceRunner::SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, KvDtype kv_dtype,
+                               int64_t block_size)
     : model_(model),
       kv_((max_positions + block_size - 1) / block_size, block_size, std::max<int64_t>(1, model.num_attention_layers()),
-          model.config().num_key_value_heads, model.config().head_dim),
+          model.config().num_key_value_heads, model.config().head_dim, kv_dtype),
       states_(1, std::max<int64_t>(1, model.num_deltanet_layers()), model.config().conv_dim(),
               model.config().linear_conv_kernel_dim - 1, model.config().linear_num_value_heads,
               model.config().linear_key_head_dim, model.config().linear_value_head_dim),

@@ -8,14 +8,19 @@
 #include "cache/deltanet_state_slots.h"
 #include "cache/hybrid_cache.h"
 #include "cache/kv_block_pool.h"
+#include "model/kv_cache_dtype.h"
 #include "model/qwen35_model.h"
 
 namespace ds {
 
 class SequenceRunner {
  public:
-  // Room for `max_positions` tokens in total and `max_call_tokens` per call.
-  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = kKvBlockSize);
+  // Room for `max_positions` tokens in total and `max_call_tokens` per call; KV of `kv_dtype`.
+  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, KvDtype kv_dtype,
+                 int64_t block_size = kKvBlockSize);
+  // The same with the KV dtype that follows the model's mode (default_kv_dtype).
+  SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = kKvBlockSize)
+      : SequenceRunner(model, max_positions, max_call_tokens, default_kv_dtype(model.mode()), block_size) {}
 
   // Feeds `tokens` in one model call; logits: [rows, vocab] (rows = tokens.size() or 1 or 0).
   Status feed(std::span<const int32_t> tokens, LogitsRows rows, std::vector<float>& logits);

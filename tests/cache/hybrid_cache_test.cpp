@@ -100,5 +100,25 @@ TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
   EXPECT_EQ(off.find_prefix(prompt, {}, 199).tokens, 0);
 }
 
+// A bf16 KV block is half an fp32 one, so the same budget holds twice the tokens (the state slots,
+// fp32 either way, take the same share), and the pool the cache allocates is bf16.
+TEST(HybridCache, Bf16KvHoldsTwiceTheTokensOfOneBudget) {
+  CacheGeometry fp32 = tiny_geometry();
+  fp32.attention_layers = 6, fp32.num_kv_heads = 2, fp32.head_dim = 256;
+  CacheGeometry bf16 = fp32;
+  bf16.kv_dtype = KvDtype::bf16;
+  EXPECT_EQ(fp32.block_bytes(), uint64_t{2} * 6 * 16 * 2 * 256 * 4);
+  EXPECT_EQ(bf16.block_bytes() * 2, fp32.block_bytes());
+  const uint64_t budget = uint64_t{64} << 20;
+  const auto wide = size_cache(fp32, budget, 4), narrow = size_cache(bf16, budget, 4);
+  ASSERT_TRUE(wide.ok() && narrow.ok());
+  EXPECT_EQ(narrow->num_slots, wide->num_slots);
+  EXPECT_GE(narrow->num_blocks, 2 * wide->num_blocks);
+  EXPECT_LE(narrow->num_blocks, 2 * wide->num_blocks + 1);
+  HybridCache cache(bf16, *narrow);
+  EXPECT_EQ(cache.kv().dtype(), KvDtype::bf16);
+  EXPECT_EQ(cache.kv_bytes(), static_cast<uint64_t>(narrow->num_blocks) * bf16.block_bytes());
+}
+
 }  // namespace
 }  // namespace ds

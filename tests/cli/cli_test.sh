@@ -115,6 +115,8 @@ expect_error generate_bad_top_p 'top_p must be in \(0, 1\]' "$bin" generate --mo
 expect_error generate_no_prompt 'one of --tokens or --prompt' "$bin" generate --model "$fixture"
 expect_error generate_bad_cache_memory 'expected a positive size such as 4GiB' "$bin" generate --model "$fixture" --tokens 1 --cache-memory lots
 expect_error generate_small_cache 'cannot hold one sequence of 64 tokens' "$bin" generate --model "$fixture" --tokens 1 --cache-memory 1KiB
+expect_error generate_bf16_kv_in_f32_mode 'kv-cache-dtype bf16: the model computes in f32 mode' "$bin" generate --model "$fixture" --tokens 1 --kv-cache-dtype bf16
+expect_error generate_bad_kv_dtype 'kv-cache-dtype' "$bin" generate --model "$fixture" --tokens 1 --kv-cache-dtype fp16
 expect_error generate_batch_limits 'max-batch-tokens must be at least --max-seqs \+ 64' "$bin" generate --model "$fixture" --tokens 1 --max-batch-tokens 32
 expect_error generate_context_limit 'exceeds the context limit of 6 tokens' "$bin" generate --model "$fixture" --tokens 1,2,3 --max-tokens 4 --max-model-len 6
 expect_error generate_bad_min_p 'min_p must be in \[0, 1\]' "$bin" generate --model "$fixture" --tokens 1 --min-p 2

@@ -50,7 +50,7 @@ class FakeStepModel : public StepModel {
     max_call_sequences = std::max<int64_t>(max_call_sequences, static_cast<int64_t>(batch.sequences.size()));
     KvLayerView kv = cache.kv().layer(0);
     auto at = [&](const SequenceInput& s, int64_t pos) -> float& {
-      return kv.k[s.block_table[static_cast<size_t>(pos / kv.block_size)] * kv.block_stride + pos % kv.block_size];
+      return *kv.key_column<float>(s.block_table[static_cast<size_t>(pos / kv.block_size)], pos % kv.block_size, 0);
     };
     for (const SequenceInput& s : batch.sequences) {
       const auto n = static_cast<int64_t>(s.tokens.size());
