@@ -155,7 +155,7 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
     std::printf("{\"test\": \"snapshot\", \"bytes\": %llu, \"take_s\": %.6f, \"restore_s\": %.6f, \"chunk64_s\": %.6f}\n",
                 static_cast<unsigned long long>(cost.bytes), cost.take_s, cost.restore_s, chunk.cold_ttft_s);
   else
-    std::printf("  snapshot %s: take %.2f ms, restore %.2f ms (%.1f%% and %.1f%% of a 64-token prompt's %.0f ms)\n",
+    std::printf("  snapshot %s: take %.2f ms, restore %.2f ms (%.2f%% and %.2f%% of a 64-token prompt's %.0f ms)\n",
                 human_bytes(cost.bytes).c_str(), 1e3 * cost.take_s, 1e3 * cost.restore_s,
                 100 * cost.take_s / chunk.cold_ttft_s, 100 * cost.restore_s / chunk.cold_ttft_s, 1e3 * chunk.cold_ttft_s);
   return {};

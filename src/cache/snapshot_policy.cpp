@@ -12,7 +12,7 @@ std::vector<int64_t> SnapshotPolicy::positions(std::span<const int32_t> prompt) 
   for (int64_t i = 1; i < n; ++i)
     if (std::find(message_start_tokens.begin(), message_start_tokens.end(), prompt[static_cast<size_t>(i)]) !=
         message_start_tokens.end())
-      out.push_back(boundary(i));
+      for (int64_t p : {i, i + message_header_tokens}) out.push_back(boundary(p));
   if (n > 1) out.push_back(boundary(n - 1));
   for (int64_t p = 1024; p < n; p = p < 8192 ? 2 * p : p + 4096) out.push_back(p);
   std::sort(out.begin(), out.end());

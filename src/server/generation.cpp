@@ -130,7 +130,7 @@ void Generation::run(ResponseWriter& writer) {
   }
   int64_t completion = 0;
   for (const Choice& c : choices_) completion += c.output.tokens();
-  metrics_.count_usage(plan_.prompt_tokens, completion);
+  metrics_.count_usage(plan_.prompt_tokens, completion, cached_tokens());
   if (client_gone) {  // nobody reads the rest: cancel, and count the unfinished choices as aborted
     cancel_all();
     for (Choice& c : choices_)

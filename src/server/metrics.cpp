@@ -76,8 +76,9 @@ void ServerMetrics::count_finished(const char* reason) {
       .fetch_add(1, std::memory_order_relaxed);
 }
 
-void ServerMetrics::count_usage(int64_t prompt_tokens, int64_t completion_tokens) {
+void ServerMetrics::count_usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   prompt_tokens_.fetch_add(static_cast<uint64_t>(prompt_tokens), std::memory_order_relaxed);
+  cached_tokens_.fetch_add(static_cast<uint64_t>(cached_tokens), std::memory_order_relaxed);
   generation_tokens_.fetch_add(static_cast<uint64_t>(completion_tokens), std::memory_order_relaxed);
 }
 
@@ -104,11 +105,13 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
           generation_tokens_.load());
   counter(out, "vllm:num_preemptions_total", "Preemptions (a request's cache freed to be recomputed later).", l,
           static_cast<uint64_t>(e.preemptions));
+  // Like the token counters, from the usage clients were told (so the warm-up is not in them).
   counter(out, "vllm:prefix_cache_queries_total",
-          "Prompt tokens looked up in the prefix cache (each engine request once, at its first admission).", l,
-          static_cast<uint64_t>(e.prefix_queries));
-  counter(out, "vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache (not computed again).", l,
-          static_cast<uint64_t>(e.prefix_hits));
+          "Prompt tokens looked up in the prefix cache (the sum of usage.prompt_tokens while it is on).", l,
+          e.snapshot_capacity > 0 ? prompt_tokens_.load() : 0);
+  counter(out, "vllm:prefix_cache_hits_total",
+          "Prompt tokens found in the prefix cache (the sum of usage.prompt_tokens_details.cached_tokens).", l,
+          cached_tokens_.load());
   gauge(out, "deltaserve_prefix_cache_blocks", "KV blocks holding a keyed prompt prefix (shared or evictable).", l,
         static_cast<double>(e.cached_blocks));
   counter(out, "deltaserve_prefix_cache_block_evictions_total", "Cached KV blocks reused for other tokens.", l,

@@ -38,7 +38,8 @@ class ServerMetrics {
   // One response's `usage` (or what it would say, for a stream without include_usage or a
   // client that left): the token counters are the sum of these, so work no client asked for
   // (the start-up warm-up) is not in them.
-  void count_usage(int64_t prompt_tokens, int64_t completion_tokens);
+  // One response's usage: its prompt, completion and cached prompt tokens.
+  void count_usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
   void count_http(int status);
   void count_refused_connection();  // answered 503: every HTTP thread busy, the queue full
 
@@ -48,7 +49,7 @@ class ServerMetrics {
   std::string model_name_, labels_;
   Histogram ttft_, inter_token_, e2e_;
   std::atomic<uint64_t> finished_stop_{0}, finished_length_{0}, finished_abort_{0}, finished_error_{0};
-  std::atomic<uint64_t> prompt_tokens_{0}, generation_tokens_{0};
+  std::atomic<uint64_t> prompt_tokens_{0}, generation_tokens_{0}, cached_tokens_{0};
   std::atomic<uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0}, refused_connections_{0};
 };
 

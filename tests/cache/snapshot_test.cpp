@@ -16,6 +16,10 @@ TEST(SnapshotPolicy, MessageStartsPromptEndAndGeometricPositionsOnTheChunkGrid) 
   prompt[100] = 9;  // → 64 again
   prompt[200] = 9;  // → 192
   EXPECT_EQ(policy.positions(prompt), (std::vector<int64_t>{64, 192, 256}));  // 256: the end (299 → 256)
+  // A message whose header (<|im_start|>, role, newline) crosses a boundary: both sides of it.
+  std::vector<int32_t> crossing(200, 1);
+  crossing[126] = 9;  // → 64, and its content at 129 → 128
+  EXPECT_EQ(policy.positions(crossing), (std::vector<int64_t>{64, 128, 192}));
   // A message start in the first chunk and a prompt of 64 tokens: nothing before 64 − 1.
   EXPECT_EQ(policy.positions(std::vector<int32_t>(64, 9)), (std::vector<int64_t>{}));
   EXPECT_EQ(policy.positions(std::vector<int32_t>(65, 1)), (std::vector<int64_t>{64}));

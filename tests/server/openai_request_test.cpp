@@ -168,8 +168,10 @@ TEST(ServerMetrics, VllmNames) {
   counters.blocks_used = 25;
   counters.prompt_tokens = 4;  // the engine's own count includes the start-up warm-up ...
   counters.generation_tokens = 2;
-  metrics.count_usage(5, 3);  // ... the metrics count what responses' usage said
-  metrics.count_usage(7, 1234567);
+  counters.snapshot_capacity = 10;  // the prefix cache is on
+  counters.prefix_hits = 99;        // the engine's own count, warm-up included, is not what is shown
+  metrics.count_usage(5, 3, 0);  // ... the metrics count what responses' usage said
+  metrics.count_usage(7, 1234567, 4);
   const std::string text = metrics.render(counters, 16);
   for (const char* needle : {"vllm:num_requests_running{model_name=\"m\"} 2", "vllm:num_requests_waiting{model_name=\"m\"} 0",
                              "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.25", "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.25",
@@ -178,7 +180,9 @@ TEST(ServerMetrics, VllmNames) {
                              "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 1",
                              "vllm:request_success_total{model_name=\"m\",finished_reason=\"stop\"} 1",
                              "vllm:inter_token_latency_seconds_bucket", "vllm:prompt_tokens_total{model_name=\"m\"} 12\n",
-                             "vllm:generation_tokens_total{model_name=\"m\"} 1234570\n", "process_resident_memory_bytes "})
+                             "vllm:generation_tokens_total{model_name=\"m\"} 1234570\n",
+                             "vllm:prefix_cache_queries_total{model_name=\"m\"} 12\n",
+                             "vllm:prefix_cache_hits_total{model_name=\"m\"} 4\n", "process_resident_memory_bytes "})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
 }
 

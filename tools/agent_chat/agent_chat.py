@@ -76,23 +76,49 @@ def stream_turn(url, model, messages, max_tokens, extra):
     return ttft if ttft is not None else time.perf_counter() - start, "".join(content), "".join(reasoning), usage
 
 
+def render_ids(url, messages, extra):
+    """The prompt's token ids from deltaserve's /v1/chat/completions/render (None elsewhere)."""
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=600)
+    body = {"messages": messages, "tools": TOOLS}
+    if "chat_template_kwargs" in extra:
+        body["chat_template_kwargs"] = extra["chat_template_kwargs"]
+    conn.request("POST", "/v1/chat/completions/render", json.dumps(body), {"Content-Type": "application/json"})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return json.loads(data).get("token_ids") if response.status == 200 else None
+
+
+def common_prefix(a, b):
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def run_chat(args, index, system, results, lock):
     rng = random.Random(1000 + index)
     messages = [{"role": "system", "content": system}]
-    previous_prompt = 0
+    previous_prompt, previous_ids = 0, []
     extra = json.loads(args.extra_body) if args.extra_body else {}
     for turn in range(1, args.turns + 1):
         messages.append({"role": "user", "content": " ".join(sentence(rng, 12) for _ in range(args.user_sentences))})
+        ids = render_ids(args.url, messages, extra)
         ttft, content, _, usage = stream_turn(args.url, args.model, messages, args.max_tokens, extra)
         # As an OpenAI client keeps history: the answer's content; the reasoning is not sent back.
         messages.append({"role": "assistant", "content": content})
         prompt = usage["prompt_tokens"]
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         row = {"chat": index, "turn": turn, "prompt_tokens": prompt, "cached_tokens": cached,
-               # new: what this turn's prompt adds to the last one (the re-rendered answer, the new message)
-               "prefilled": prompt - cached, "new_tokens": prompt - previous_prompt,
+               # new: the tokens after the longest prefix this prompt shares with the last one (from the
+               # rendered ids where the server can render; else what the prompt grew by)
+               "prefilled": prompt - cached,
+               "new_tokens": prompt - common_prefix(previous_ids, ids) if ids else prompt - previous_prompt,
                "completion_tokens": usage["completion_tokens"], "ttft_s": round(ttft, 4)}
-        previous_prompt = prompt
+        previous_prompt, previous_ids = prompt, ids or []
         with lock:
             results.append(row)
             if args.json:
