@@ -3,7 +3,7 @@
 # tests/fuzz/corpus/TARGET (which CI replays) with a minimal one (-merge=1 into an empty folder) that
 # covers every edge the old corpus and the run reached. Crashes are written to fuzz-artifacts/.
 # Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: a folder of tests/fuzz/corpus (safetensors_header, model_config,
-#   chat_template, chat_render, output_parsers, openai_request)
+#   chat_template, chat_render, output_parsers, openai_request, gguf_file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config|chat_template SECONDS}
@@ -20,7 +20,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
 cmake --build build-fuzz --target "fuzz_$target"
 
 dict=tests/fuzz/json.dict
-case $target in chat_template | chat_render) dict=tests/fuzz/jinja.dict ;; esac
+case $target in chat_template | chat_render) dict=tests/fuzz/jinja.dict ;; gguf_file) dict=tests/fuzz/gguf.dict ;; esac
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp "tests/fuzz/corpus/$target/"* "$scratch/"

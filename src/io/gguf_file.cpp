@@ -315,6 +315,9 @@ Result<GgufFile> parse_gguf(std::span<const std::byte> file, const std::string& 
   }
 
   out.data_offset = align_up(r.position(), out.alignment);
+  if (!out.tensors.empty() && out.data_offset > file.size())
+    return Status::errorf(file_name, ": the data section starts at byte ", out.data_offset, ", past the end of the file (",
+                          file.size(), " bytes; a truncated download?)");
   const uint64_t data_bytes = out.data_offset <= file.size() ? file.size() - out.data_offset : 0;
   uint64_t expected = 0;  // where the next tensor must start: tensors are back to back, each padded
   for (const GgufTensor& t : out.tensors) {

@@ -170,6 +170,9 @@ TEST(GgufFile, LiesAreNamed) {
                   "tensor b starts at data offset 0, expected 32 (where the previous tensor ends, aligned to 32)"));
   EXPECT_TRUE(has(Builder().header(1, 0).tensor("a", {1024}, 0, 0).pad_to(200).error(),
                   "tensor a (4096 bytes at data offset 0) runs past the end of the file"));
+  // A file that ends with its tensor infos: even an empty tensor needs the data section to exist.
+  EXPECT_TRUE(has(Builder().header(1, 0).tensor("a", {0}, 0, 0).error(),
+                  "the data section starts at byte 64, past the end of the file (57 bytes"));
   // The infos end at byte 57, so the data starts at 64 and the tensor's 32 bytes end at 96.
   EXPECT_EQ(Builder().header(1, 0).tensor("a", {8}, 0, 0).pad_to(96).error(), "parsed");
   EXPECT_TRUE(has(Builder().header(1, 0).tensor("a", {8}, 0, 0).pad_to(95).error(), "runs past the end of the file"));
