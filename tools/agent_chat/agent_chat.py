@@ -5,12 +5,14 @@ Each turn sends the whole history back (system prompt, tools offered, every earl
 assistant answer, as an OpenAI client keeps them), streams the answer (thinking on, --max-tokens new
 tokens, EOS ignored via the vLLM extension `ignore_eos`), and records what the server reports:
 prompt tokens, prompt tokens it found cached (`usage.prompt_tokens_details.cached_tokens`), so the
-tokens actually prefilled, and the time to the first streamed token. Standard library only.
+tokens actually prefilled, the new tokens (after the prefix shared with the previous turn's prompt),
+prefilled - new, and the time to the first streamed token. Standard library only.
 
   tools/agent_chat/agent_chat.py --url http://127.0.0.1:8000 --turns 10 --max-tokens 300
 
 With --chats N, N such chats run interleaved (one thread each, sharing the system prompt and tools),
-which is how several agents share one server.
+which is how several agents share one server; the summary then also gives the hit rate of each
+turn over all chats.
 """
 import argparse
 import http.client
@@ -118,6 +120,8 @@ def run_chat(args, index, system, results, lock):
                "prefilled": prompt - cached,
                "new_tokens": prompt - common_prefix(previous_ids, ids) if ids else prompt - previous_prompt,
                "completion_tokens": usage["completion_tokens"], "ttft_s": round(ttft, 4)}
+        # What the cache made the server recompute besides the new tokens (the prefix cache's target: < 64).
+        row["prefilled_minus_new"] = row["prefilled"] - row["new_tokens"]
         previous_prompt, previous_ids = prompt, ids or []
         with lock:
             results.append(row)
@@ -125,7 +129,7 @@ def run_chat(args, index, system, results, lock):
                 print(json.dumps(row), flush=True)
             else:
                 print(f"{index:>4} {turn:>4} {prompt:>7} {row['new_tokens']:>7} {cached:>7} {prompt - cached:>9} "
-                      f"{ttft:>8.2f}s", flush=True)
+                      f"{row['prefilled_minus_new']:>13} {ttft:>8.2f}s", flush=True)
 
 
 def main():
@@ -143,7 +147,8 @@ def main():
     system = "You are a coding agent. " + " ".join(sentence(random.Random(7), 12) for _ in range(args.system_sentences))
     results, lock = [], threading.Lock()
     if not args.json:
-        print(f"{'chat':>4} {'turn':>4} {'prompt':>7} {'new':>7} {'cached':>7} {'prefilled':>9} {'TTFT':>9}", flush=True)
+        print(f"{'chat':>4} {'turn':>4} {'prompt':>7} {'new':>7} {'cached':>7} {'prefilled':>9} {'prefilled-new':>13} "
+              f"{'TTFT':>9}", flush=True)
     threads = [threading.Thread(target=run_chat, args=(args, i, system, results, lock)) for i in range(args.chats)]
     for t in threads:
         t.start()
@@ -152,9 +157,27 @@ def main():
     prompt = sum(r["prompt_tokens"] for r in results)
     cached = sum(r["cached_tokens"] for r in results)
     summary = {"turns": len(results), "prompt_tokens": prompt, "cached_tokens": cached,
-               "hit_rate": round(cached / prompt, 4) if prompt else 0.0}
-    print(json.dumps(summary) if args.json else
-          f"{len(results)} turns: {cached} of {prompt} prompt tokens cached ({100 * summary['hit_rate']:.1f}%)", flush=True)
+               "hit_rate": round(cached / prompt, 4) if prompt else 0.0, "per_turn": per_turn_hit_rates(results)}
+    if args.json:
+        print(json.dumps(summary), flush=True)
+        return
+    if args.chats > 1:
+        for t in summary["per_turn"]:
+            print(f"turn {t['turn']:>3} of {t['chats']} chats: {t['cached_tokens']} of {t['prompt_tokens']} prompt tokens "
+                  f"cached ({100 * t['hit_rate']:.1f}%)", flush=True)
+    print(f"{len(results)} turns: {cached} of {prompt} prompt tokens cached ({100 * summary['hit_rate']:.1f}%)", flush=True)
+
+
+def per_turn_hit_rates(results):
+    """Cached / prompt tokens over all chats' k-th turns, for each k (how the hit rate holds up as histories grow)."""
+    rates = []
+    for turn in sorted({r["turn"] for r in results}):
+        rows = [r for r in results if r["turn"] == turn]
+        prompt = sum(r["prompt_tokens"] for r in rows)
+        cached = sum(r["cached_tokens"] for r in rows)
+        rates.append({"turn": turn, "chats": len(rows), "prompt_tokens": prompt, "cached_tokens": cached,
+                      "hit_rate": round(cached / prompt, 4) if prompt else 0.0})
+    return rates
 
 
 if __name__ == "__main__":
