@@ -1,0 +1,75 @@
+// Prefix-cache records on disk: one file per keyed KV block or DeltaNet snapshot, a fixed header
+// naming what produced it (format, engine version, cache geometry, model) and a checksummed
+// payload. The reader trusts no byte: every size is checked against the file and the geometry,
+// every token id against the vocabulary, the payload against its checksum, and a snapshot's key
+// against the hash of its tokens; any mismatch is an error naming expected and found.
+//
+// Header (64 bytes, little-endian): magic "dsprefix", u32 format version, u32 record kind,
+// char[16] engine version (NUL-padded), u64 geometry identity, u64 model identity, u64 payload
+// bytes, u64 checksum64 of the payload.
+// KV block payload: u64 key, i32 tokens[block_size], then for each attention layer the block's K
+// then its V bytes (block_size × num_kv_heads × head_dim of kv_dtype each, the pool's layout).
+// Snapshot payload: u64 key, u64 positions, i32 prefix[positions], f32 state[slot floats],
+// u8 exact, u8 pad[7], u64 tail bytes, the tail.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cache/hybrid_cache.h"
+#include "util/status.h"
+
+namespace ds {
+
+inline constexpr uint32_t kPrefixStoreFormat = 1;
+inline constexpr size_t kPrefixStoreHeaderBytes = 64;
+// The engine version written into and required of every file (the project's version).
+const char* prefix_store_engine_version();
+
+// What a file must have been written by to be trusted.
+struct StoreIdentity {
+  uint64_t model = 0;     // the caller's hash of the model's config, weights and compute mode
+  uint64_t geometry = 0;  // CacheGeometry::identity()
+  std::string engine_version = prefix_store_engine_version();  // at most 15 characters
+};
+
+enum class RecordKind : uint32_t { kv_block = 1, snapshot = 2 };
+
+struct KvBlockRecord {
+  uint64_t key = 0;                // prefix key at the block's end
+  std::vector<int32_t> tokens;     // [block_size]: the block's own tokens (a match compares them)
+  std::vector<std::byte> kv;       // [attention_layers, 2 (K, V), block_size × num_kv_heads × head_dim] of kv_dtype
+};
+
+struct SnapshotRecord {
+  uint64_t key = 0;                // prefix key of `prefix`
+  std::vector<int32_t> prefix;     // [positions]
+  std::vector<float> state;        // [slot floats]: DeltaNetStateSlots::save's layout
+  bool exact = true;               // the state is bit for bit what a cold prefill computes there
+  std::vector<std::byte> tail;     // KV bytes past the last whole block (empty for grid snapshots)
+};
+
+using StoreRecord = std::variant<KvBlockRecord, SnapshotRecord>;
+
+// Bytes of each part of a record for this geometry.
+uint64_t kv_block_payload_bytes(const CacheGeometry& geometry);
+uint64_t snapshot_state_floats(const CacheGeometry& geometry);
+// The most tail bytes a snapshot may carry: one block's KV.
+uint64_t max_tail_bytes(const CacheGeometry& geometry);
+
+// A whole file: header + payload.
+std::vector<std::byte> encode_record(const StoreIdentity& identity, const KvBlockRecord& record);
+std::vector<std::byte> encode_record(const StoreIdentity& identity, const SnapshotRecord& record);
+
+// The header alone (the first kPrefixStoreHeaderBytes of a file): checks magic, format, version
+// and identities, returns the kind. Lets a directory scan classify files without reading them.
+Result<RecordKind> decode_header(std::span<const std::byte> file, const StoreIdentity& identity);
+// A whole file, validated against the identity, the geometry and the vocabulary.
+Result<StoreRecord> decode_record(std::span<const std::byte> file, const StoreIdentity& identity,
+                                  const CacheGeometry& geometry, int64_t vocab_size);
+
+}  // namespace ds
