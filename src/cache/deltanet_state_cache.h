@@ -21,6 +21,7 @@ class DeltaNetStateCache {
   DeltaNetStateSlots& storage() { return slots_; }
   const DeltaNetStateSlots& storage() const { return slots_; }
   const SnapshotPool& snapshots() const { return snapshots_; }
+  SnapshotPool& snapshots() { return snapshots_; }
   int64_t free_slots() const { return static_cast<int64_t>(free_.size()); }
 
   // A slot holding the empty state, or a copy of `snapshot` (≥ 0); nullopt when none is free.

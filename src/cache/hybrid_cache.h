@@ -123,6 +123,10 @@ class HybridCache {
     return static_cast<uint64_t>(snapshots().capacity()) * snapshots().snapshot_bytes();
   }
 
+  // The managers themselves, for the prefix store (hybrid_cache_store.h).
+  AttentionKvCache& attention() { return attention_; }
+  DeltaNetStateCache& deltanet() { return deltanet_; }
+
  private:
   CacheGeometry geometry_;
   SnapshotPolicy policy_;

@@ -1,6 +1,8 @@
 // KvBlockPool: one allocation at start-up.
 #include "cache/kv_block_pool.h"
 
+#include <algorithm>
+
 #include "util/check.h"
 
 namespace ds {
@@ -25,6 +27,27 @@ KvLayerView KvBlockPool::layer(int64_t layer) {
   const int64_t offset = layer * num_blocks_ * block_stride_ * kv_dtype_bytes(dtype_);  // bytes
   return KvLayerView{k_.get() + offset, v_.get() + offset, dtype_, block_size_, block_stride_, num_kv_heads_,
                      head_dim_};
+}
+
+void KvBlockPool::save_block(int32_t block, std::byte* out) const {
+  DS_CHECK(block >= 0 && block < num_blocks_, "kv block ", block, " of ", num_blocks_);
+  const int64_t bytes = block_stride_ * kv_dtype_bytes(dtype_);  // one layer's K (or V) of one block
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    const int64_t offset = (l * num_blocks_ + block) * bytes;
+    out = std::copy_n(k_.get() + offset, bytes, out);
+    out = std::copy_n(v_.get() + offset, bytes, out);
+  }
+}
+
+void KvBlockPool::restore_block(int32_t block, const std::byte* in) {
+  DS_CHECK(block >= 0 && block < num_blocks_, "kv block ", block, " of ", num_blocks_);
+  const int64_t bytes = block_stride_ * kv_dtype_bytes(dtype_);
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    const int64_t offset = (l * num_blocks_ + block) * bytes;
+    std::copy_n(in, bytes, k_.get() + offset);
+    std::copy_n(in + bytes, bytes, v_.get() + offset);
+    in += 2 * bytes;
+  }
 }
 
 }  // namespace ds

@@ -161,13 +161,15 @@ void PrefixStore::stamp(const std::string& name) {
 void PrefixStore::put(const KvBlockRecord& record) {
   const std::string name = file_name(RecordKind::kv_block, record.key);
   if (const auto it = files_.find(name); it != files_.end() && it->second.trusted) return touch(name);
-  put_bytes(name, RecordKind::kv_block, encode_record(identity_, record));
+  encode_record(identity_, record, file_);
+  put_bytes(name, RecordKind::kv_block, file_);
 }
 
 void PrefixStore::put(const SnapshotRecord& record) {
   const std::string name = file_name(RecordKind::snapshot, record.key);
   if (const auto it = files_.find(name); it != files_.end() && it->second.trusted) return touch(name);
-  put_bytes(name, RecordKind::snapshot, encode_record(identity_, record));
+  encode_record(identity_, record, file_);
+  put_bytes(name, RecordKind::snapshot, file_);
 }
 
 void PrefixStore::put_bytes(const std::string& name, RecordKind kind, const std::vector<std::byte>& bytes) {

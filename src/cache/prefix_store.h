@@ -87,6 +87,7 @@ class PrefixStore {
   uint64_t used_ = 0;
   int64_t write_failures_ = 0;
   std::vector<std::string> skipped_;  // skipped since the last reload
+  std::vector<std::byte> file_;       // the file being written, reused (its pages stay mapped)
 };
 
 }  // namespace ds

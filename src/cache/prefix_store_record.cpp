@@ -22,19 +22,26 @@ namespace {
 constexpr char kMagic[8] = {'d', 's', 'p', 'r', 'e', 'f', 'i', 'x'};
 constexpr size_t kVersionBytes = 16;
 
-class Writer {
+// Builds a whole file in one buffer: the header's room first, filled in by finish() once the
+// payload (and so its size and checksum) is known. The buffer is the caller's, so a spill reuses
+// one whose pages are already mapped (a fresh 19 MiB buffer costs ~25 ms of page faults here).
+class FileWriter {
  public:
-  explicit Writer(size_t reserve) { bytes_.reserve(reserve); }
+  FileWriter(std::vector<std::byte>& bytes, size_t payload_bytes) : bytes_(bytes) {
+    bytes_.clear();
+    bytes_.reserve(kPrefixStoreHeaderBytes + payload_bytes);
+    bytes_.resize(kPrefixStoreHeaderBytes);
+  }
   void raw(const void* data, size_t n) {
     const auto* p = static_cast<const std::byte*>(data);
     bytes_.insert(bytes_.end(), p, p + n);
   }
   template <typename T>
   void put(T value) { raw(&value, sizeof(T)); }
-  std::vector<std::byte>& bytes() { return bytes_; }
+  void finish(const StoreIdentity& identity, RecordKind kind);
 
  private:
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte>& bytes_;
 };
 
 // Reads fields off a span; a read past the end fails instead of reading.
@@ -70,20 +77,25 @@ std::string hex(uint64_t v) {
   return out;
 }
 
-std::vector<std::byte> with_header(const StoreIdentity& identity, RecordKind kind, std::vector<std::byte> payload) {
-  Writer w(kPrefixStoreHeaderBytes + payload.size());
-  w.raw(kMagic, sizeof(kMagic));
-  w.put<uint32_t>(kPrefixStoreFormat);
-  w.put<uint32_t>(static_cast<uint32_t>(kind));
+void FileWriter::finish(const StoreIdentity& identity, RecordKind kind) {
+  const std::span<const std::byte> payload = std::span<const std::byte>(bytes_).subspan(kPrefixStoreHeaderBytes);
+  std::byte* at = bytes_.data();
+  auto put_header = [&](const void* data, size_t n) {
+    std::memcpy(at, data, n);
+    at += n;
+  };
+  const uint32_t format = kPrefixStoreFormat, kind_value = static_cast<uint32_t>(kind);
   char version[kVersionBytes] = {};
   std::memcpy(version, identity.engine_version.data(), std::min(identity.engine_version.size(), kVersionBytes - 1));
-  w.raw(version, kVersionBytes);
-  w.put<uint64_t>(identity.geometry);
-  w.put<uint64_t>(identity.model);
-  w.put<uint64_t>(payload.size());
-  w.put<uint64_t>(checksum64(payload));
-  w.raw(payload.data(), payload.size());
-  return std::move(w.bytes());
+  const uint64_t payload_bytes = payload.size(), checksum = checksum64(payload);
+  put_header(kMagic, sizeof(kMagic));
+  put_header(&format, sizeof(format));
+  put_header(&kind_value, sizeof(kind_value));
+  put_header(version, kVersionBytes);
+  put_header(&identity.geometry, sizeof(uint64_t));
+  put_header(&identity.model, sizeof(uint64_t));
+  put_header(&payload_bytes, sizeof(payload_bytes));
+  put_header(&checksum, sizeof(checksum));
 }
 
 Status check_tokens(std::span<const int32_t> tokens, int64_t vocab_size) {
@@ -156,15 +168,27 @@ uint64_t snapshot_state_floats(const CacheGeometry& g) { return g.slot_bytes() /
 uint64_t max_tail_bytes(const CacheGeometry& g) { return g.block_bytes(); }
 
 std::vector<std::byte> encode_record(const StoreIdentity& identity, const KvBlockRecord& record) {
-  Writer w(sizeof(uint64_t) + record.tokens.size() * sizeof(int32_t) + record.kv.size());
-  w.put<uint64_t>(record.key);
-  w.raw(record.tokens.data(), record.tokens.size() * sizeof(int32_t));
-  w.raw(record.kv.data(), record.kv.size());
-  return with_header(identity, RecordKind::kv_block, std::move(w.bytes()));
+  std::vector<std::byte> file;
+  encode_record(identity, record, file);
+  return file;
 }
 
 std::vector<std::byte> encode_record(const StoreIdentity& identity, const SnapshotRecord& record) {
-  Writer w(32 + record.prefix.size() * sizeof(int32_t) + record.state.size() * sizeof(float) + record.tail.size());
+  std::vector<std::byte> file;
+  encode_record(identity, record, file);
+  return file;
+}
+
+void encode_record(const StoreIdentity& identity, const KvBlockRecord& record, std::vector<std::byte>& file) {
+  FileWriter w(file, sizeof(uint64_t) + record.tokens.size() * sizeof(int32_t) + record.kv.size());
+  w.put<uint64_t>(record.key);
+  w.raw(record.tokens.data(), record.tokens.size() * sizeof(int32_t));
+  w.raw(record.kv.data(), record.kv.size());
+  w.finish(identity, RecordKind::kv_block);
+}
+
+void encode_record(const StoreIdentity& identity, const SnapshotRecord& record, std::vector<std::byte>& file) {
+  FileWriter w(file, 32 + record.prefix.size() * sizeof(int32_t) + record.state.size() * sizeof(float) + record.tail.size());
   w.put<uint64_t>(record.key);
   w.put<uint64_t>(record.prefix.size());
   w.raw(record.prefix.data(), record.prefix.size() * sizeof(int32_t));
@@ -173,7 +197,7 @@ std::vector<std::byte> encode_record(const StoreIdentity& identity, const Snapsh
   w.raw(flags, sizeof(flags));
   w.put<uint64_t>(record.tail.size());
   w.raw(record.tail.data(), record.tail.size());
-  return with_header(identity, RecordKind::snapshot, std::move(w.bytes()));
+  w.finish(identity, RecordKind::snapshot);
 }
 
 Result<RecordKind> decode_header(std::span<const std::byte> file, const StoreIdentity& identity) {

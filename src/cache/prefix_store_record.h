@@ -61,7 +61,9 @@ uint64_t snapshot_state_floats(const CacheGeometry& geometry);
 // The most tail bytes a snapshot may carry: one block's KV.
 uint64_t max_tail_bytes(const CacheGeometry& geometry);
 
-// A whole file: header + payload.
+// A whole file: header + payload; into `file` (its capacity reused) or a new buffer.
+void encode_record(const StoreIdentity& identity, const KvBlockRecord& record, std::vector<std::byte>& file);
+void encode_record(const StoreIdentity& identity, const SnapshotRecord& record, std::vector<std::byte>& file);
 std::vector<std::byte> encode_record(const StoreIdentity& identity, const KvBlockRecord& record);
 std::vector<std::byte> encode_record(const StoreIdentity& identity, const SnapshotRecord& record);
 

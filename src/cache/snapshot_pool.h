@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,6 +32,14 @@ class SnapshotPool {
   // The state of a found snapshot; marks it used now.
   const float* use(int32_t entry);
 
+  // Persistence (PrefixStore): `observer(entry)` runs when insert() evicts a snapshot, before it
+  // is overwritten; every snapshot held, least recently used first; an entry's key, prefix, state.
+  void set_eviction_observer(std::function<void(int32_t)> observer) { on_evict_ = std::move(observer); }
+  std::vector<int32_t> entries_by_age() const;
+  uint64_t key(int32_t entry) const { return entries_[static_cast<size_t>(entry)].key; }
+  std::span<const int32_t> prefix(int32_t entry) const { return entries_[static_cast<size_t>(entry)].prefix; }
+  const float* state(int32_t entry) const { return states_.get() + static_cast<int64_t>(entry) * floats_; }
+
  private:
   struct Entry {
     uint64_t key = 0;
@@ -44,6 +53,7 @@ class SnapshotPool {
   std::unordered_map<uint64_t, int32_t> by_key_;
   uint64_t clock_ = 0;
   int64_t evictions_ = 0;
+  std::function<void(int32_t)> on_evict_;
 };
 
 }  // namespace ds
