@@ -149,7 +149,7 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
          str_cat(n, " shared + ", kQuestion, " new tokens: TTFT cold ", fixed(r.cold_ttft_s, 3), " s, warm ",
                  fixed(r.warm_ttft_s, 3), " s (", r.cached_tokens, " cached): ", fixed(speedup, 1), "x"));
   }
-  const SnapshotCost cost = measure_snapshot_cost(step_model.cache_geometry());
+  const SnapshotCost cost = measure_snapshot_cost(step_model.cache_geometry(), step_model.backend());
   DS_ASSIGN_OR_RETURN(const PrefixCacheResult chunk, run_prefix_cache(*engine, loaded.config.text.vocab_size, 0, 64, 3));
   if (options.json)
     std::printf("{\"test\": \"snapshot\", \"bytes\": %llu, \"take_s\": %.6f, \"restore_s\": %.6f, \"chunk64_s\": %.6f}\n",

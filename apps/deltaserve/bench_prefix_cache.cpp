@@ -56,22 +56,22 @@ Result<PrefixCacheResult> run_prefix_cache(Engine& engine, int64_t vocab, int64_
   return r;
 }
 
-SnapshotCost measure_snapshot_cost(const CacheGeometry& g) {
+SnapshotCost measure_snapshot_cost(const CacheGeometry& g, Backend& backend) {
   DeltaNetStateCache cache(2, 1, g.deltanet_layers, g.conv_channels, g.conv_history, g.num_v_heads, g.k_dim, g.v_dim);
   const std::vector<int32_t> prefix{1, 2, 3};
   const uint64_t key = prefix_keys(prefix, 0).back();
-  const int32_t slot = *cache.allocate();
+  const int32_t slot = *cache.allocate(-1, backend);
   SnapshotCost cost;
   cost.bytes = cache.snapshots().snapshot_bytes();
   cost.take_s = cost.restore_s = 1e30;
-  cache.take_snapshot(slot, key, prefix);  // first touch of the snapshot's pages, not timed
+  cache.take_snapshot(slot, key, prefix, true, 0, backend);  // first touch of the snapshot's pages, not timed
   for (int i = 0; i < 5; ++i) {
     auto start = Clock::now();
-    cache.take_snapshot(slot, key ^ static_cast<uint64_t>(i + 1), prefix);  // a new key: a real copy
+    cache.take_snapshot(slot, key ^ static_cast<uint64_t>(i + 1), prefix, true, 0, backend);  // a new key: a real copy
     cost.take_s = std::min(cost.take_s, std::chrono::duration<double>(Clock::now() - start).count());
     const auto found = cache.find_snapshot(key ^ static_cast<uint64_t>(i + 1), prefix);
     start = Clock::now();
-    const auto restored = cache.allocate(found.value_or(-1));
+    const auto restored = cache.allocate(found.value_or(-1), backend);
     cost.restore_s = std::min(cost.restore_s, std::chrono::duration<double>(Clock::now() - start).count());
     if (restored) cache.release(*restored);
   }

@@ -28,6 +28,6 @@ struct SnapshotCost {
 };
 
 // Times taking and restoring one snapshot of a DeltaNet state of `geometry`.
-SnapshotCost measure_snapshot_cost(const CacheGeometry& geometry);
+SnapshotCost measure_snapshot_cost(const CacheGeometry& geometry, Backend& backend);
 
 }  // namespace ds::app

@@ -98,7 +98,7 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
             l.capacity.num_blocks * block_size, " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
             " sequences and ", options.limits.max_batch_tokens, " tokens per step");
   if (l.capacity.num_snapshots > 0)
-    log::info("engine: prefix cache on: ", l.capacity.num_snapshots, " DeltaNet snapshots of ",
+    log::info("engine: prefix cache on: ", l.capacity.num_snapshots, " DeltaNet snapshots (state + a KV tail block) of ",
               human_bytes(l.snapshot_bytes / static_cast<uint64_t>(l.capacity.num_snapshots)), " in ",
               human_bytes(l.snapshot_bytes), " (--prefix-cache-memory ", human_bytes(options.prefix_cache_memory),
               "), KV blocks shared by content",

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "cache/block_pool.h"
 #include "cache/kv_block_pool.h"
+#include "cache/prefix_key.h"
 
 namespace ds {
 
@@ -28,18 +30,21 @@ class AttentionKvCache {
 
   // How many leading full blocks of `tokens` are cached, up to `max_blocks` (keys[p]: key of
   // tokens[0, p)), and how many of those nobody references now (they count as free capacity).
+  // Exact blocks only, or with `decoded`, each block exact where cached so, else decoded.
   struct Match {
     int64_t blocks = 0, unreferenced = 0;
   };
-  Match match(std::span<const int32_t> tokens, std::span<const uint64_t> keys, int64_t max_blocks) const;
+  Match match(std::span<const int32_t> tokens, std::span<const uint64_t> keys, int64_t max_blocks,
+              bool decoded = false) const;
   // Appends the first `blocks` cached blocks of that match to an empty table (one reference each).
-  void share(std::vector<int32_t>& table, std::span<const uint64_t> keys, int64_t blocks);
+  void share(std::vector<int32_t>& table, std::span<const int32_t> tokens, std::span<const uint64_t> keys,
+             int64_t blocks, bool decoded);
   // Appends blocks until the table covers `positions` (the caller checked that enough are free).
   void grow(std::vector<int32_t>& table, int64_t positions);
   // Keys the table's full blocks within tokens[0, positions) from block `first` on; returns how
   // many leading blocks are keyed now (the next call's `first`).
   int64_t key_blocks(std::span<const int32_t> table, std::span<const int32_t> tokens, std::span<const uint64_t> keys,
-                     int64_t first, int64_t positions);
+                     int64_t first, int64_t positions, KeyFamily family);
   void release(std::vector<int32_t>& table);
 
   // Persistence (PrefixStore): the tokens a cached block was keyed with; evictions reported to
@@ -51,9 +56,13 @@ class AttentionKvCache {
   void set_eviction_observer(std::function<void(int32_t, uint64_t)> observer) {
     pool_.set_eviction_observer(std::move(observer));
   }
-  bool adopt_block(uint64_t key, std::span<const int32_t> tokens, const std::byte* kv);
+  bool adopt_block(uint64_t key, std::span<const int32_t> tokens, const std::byte* kv, Backend& backend);
 
  private:
+  // The cached block that holds tokens[b·B, (b+1)·B) after the same tokens, if any.
+  std::optional<int32_t> find_block(std::span<const int32_t> tokens, std::span<const uint64_t> keys, int64_t b,
+                                    bool decoded) const;
+
   KvBlockPool storage_;
   BlockPool pool_;
   // The tokens of each keyed block, to verify a key match; unresident until blocks are keyed.

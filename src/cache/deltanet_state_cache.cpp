@@ -13,11 +13,11 @@ DeltaNetStateCache::DeltaNetStateCache(int64_t num_slots, int64_t num_snapshots,
   for (int64_t s = num_slots - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
 }
 
-std::optional<int32_t> DeltaNetStateCache::allocate(int32_t snapshot) {
+std::optional<int32_t> DeltaNetStateCache::allocate(int32_t snapshot, Backend& backend) {
   if (free_.empty()) return std::nullopt;
   const int32_t slot = free_.back();
   free_.pop_back();
-  if (snapshot >= 0) slots_.restore(slot, snapshots_.use(snapshot));
+  if (snapshot >= 0) slots_.restore(slot, snapshots_.use(snapshot), backend);
   else slots_.reset(slot);
   return slot;
 }
@@ -27,8 +27,11 @@ void DeltaNetStateCache::release(int32_t slot) {
   free_.push_back(slot);
 }
 
-void DeltaNetStateCache::take_snapshot(int32_t slot, uint64_t key, std::span<const int32_t> prefix) {
-  if (float* state = snapshots_.insert(key, prefix)) slots_.save(slot, state);
+SnapshotPool::Storage DeltaNetStateCache::take_snapshot(int32_t slot, uint64_t key, std::span<const int32_t> prefix,
+                                                       bool exact, uint64_t tail_bytes, Backend& backend) {
+  const SnapshotPool::Storage storage = snapshots_.insert(key, prefix, exact, tail_bytes);
+  if (storage.state != nullptr) slots_.save(slot, storage.state, backend);
+  return storage;
 }
 
 }  // namespace ds

@@ -25,14 +25,16 @@ class DeltaNetStateCache {
   int64_t free_slots() const { return static_cast<int64_t>(free_.size()); }
 
   // A slot holding the empty state, or a copy of `snapshot` (≥ 0); nullopt when none is free.
-  std::optional<int32_t> allocate(int32_t snapshot = -1);
+  std::optional<int32_t> allocate(int32_t snapshot, Backend& backend);
   void release(int32_t slot);
 
   std::optional<int32_t> find_snapshot(uint64_t key, std::span<const int32_t> prefix) const {
     return snapshots_.find(key, prefix);
   }
-  // Copies a slot into a snapshot of `prefix` (kept unless one exists).
-  void take_snapshot(int32_t slot, uint64_t key, std::span<const int32_t> prefix);
+  // Copies a slot into a snapshot of `prefix` (kept unless one exists); returns the new snapshot's
+  // storage (its tail still to fill) or an empty one.
+  SnapshotPool::Storage take_snapshot(int32_t slot, uint64_t key, std::span<const int32_t> prefix, bool exact,
+                                      uint64_t tail_bytes, Backend& backend);
 
  private:
   DeltaNetStateSlots slots_;

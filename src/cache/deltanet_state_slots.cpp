@@ -33,16 +33,18 @@ void DeltaNetStateSlots::reset(int32_t slot) {
   std::fill_n(recurrent(slot, 0), num_layers_ * recurrent_size_, 0.0f);
 }
 
-void DeltaNetStateSlots::save(int32_t slot, float* out) {
+void DeltaNetStateSlots::save(int32_t slot, float* out, Backend& backend) {
   if (num_layers_ == 0) return;
-  out = std::copy_n(conv(slot, 0), num_layers_ * conv_size_, out);
-  std::copy_n(recurrent(slot, 0), num_layers_ * recurrent_size_, out);
+  const int64_t conv_floats = num_layers_ * conv_size_;
+  backend.copy(out, conv(slot, 0), static_cast<uint64_t>(conv_floats) * sizeof(float));
+  backend.copy(out + conv_floats, recurrent(slot, 0), static_cast<uint64_t>(num_layers_ * recurrent_size_) * sizeof(float));
 }
 
-void DeltaNetStateSlots::restore(int32_t slot, const float* in) {
+void DeltaNetStateSlots::restore(int32_t slot, const float* in, Backend& backend) {
   if (num_layers_ == 0) return;
-  std::copy_n(in, num_layers_ * conv_size_, conv(slot, 0));
-  std::copy_n(in + num_layers_ * conv_size_, num_layers_ * recurrent_size_, recurrent(slot, 0));
+  const int64_t conv_floats = num_layers_ * conv_size_;
+  backend.copy(conv(slot, 0), in, static_cast<uint64_t>(conv_floats) * sizeof(float));
+  backend.copy(recurrent(slot, 0), in + conv_floats, static_cast<uint64_t>(num_layers_ * recurrent_size_) * sizeof(float));
 }
 
 }  // namespace ds

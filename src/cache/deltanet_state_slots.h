@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/backend.h"
+
 namespace ds {
 
 class DeltaNetStateSlots {
@@ -20,8 +22,8 @@ class DeltaNetStateSlots {
   // One slot's whole state as a flat copy: [num_layers, conv_history, conv_channels] then
   // [num_layers, num_v_heads, k_dim, v_dim].
   int64_t floats_per_slot() const { return num_layers_ * (conv_size_ + recurrent_size_); }
-  void save(int32_t slot, float* out);
-  void restore(int32_t slot, const float* in);
+  void save(int32_t slot, float* out, Backend& backend);
+  void restore(int32_t slot, const float* in, Backend& backend);
   uint64_t bytes() const { return static_cast<uint64_t>(num_slots_ * floats_per_slot()) * sizeof(float); }
 
  private:

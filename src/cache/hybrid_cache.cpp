@@ -55,13 +55,17 @@ Result<CacheCapacity> size_cache(const CacheGeometry& g, uint64_t budget_bytes, 
   capacity.num_blocks = static_cast<int64_t>((budget_bytes - static_cast<uint64_t>(capacity.num_slots) * slot) / block);
   // A model without attention layers needs no KV, but block tables still count positions.
   if (g.block_bytes() == 0) capacity.num_blocks = static_cast<int64_t>(std::min<uint64_t>(budget_bytes, uint64_t{1} << 20));
-  // The cap only binds for models whose state is tiny (test models): the pool keeps a record each.
-  capacity.num_snapshots = static_cast<int64_t>(std::min<uint64_t>(prefix_cache_bytes / slot, uint64_t{1} << 16));
+  // Each snapshot may carry a KV tail block (rule 4), so each is counted with one. The cap only
+  // binds for models whose state is tiny (test models): the pool keeps a record each.
+  capacity.num_snapshots =
+      static_cast<int64_t>(std::min<uint64_t>(prefix_cache_bytes / (slot + g.block_bytes()), uint64_t{1} << 16));
   return capacity;
 }
 
-HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, SnapshotPolicy policy)
+HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, Backend& backend,
+                         SnapshotPolicy policy)
     : geometry_(g),
+      backend_(backend),
       policy_(std::move(policy)),
       num_slots_(capacity.num_slots),
       attention_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim, g.kv_dtype),
@@ -83,28 +87,70 @@ std::vector<int64_t> HybridCache::snapshot_positions(std::span<const int32_t> pr
 PrefixHit HybridCache::find_prefix(std::span<const int32_t> prompt, std::span<const uint64_t> keys, int64_t limit) const {
   PrefixHit hit;
   if (!prefix_caching() || keys.size() != prompt.size() + 1) return hit;
+  const int64_t B = geometry_.block_size;
   limit = std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()));
-  const auto blocks = attention_.match(prompt, keys, limit / geometry_.block_size);
-  for (int64_t p = blocks.blocks * geometry_.block_size / kSnapshotGrid * kSnapshotGrid; p > 0; p -= kSnapshotGrid) {
+  // Exact: grid positions, every block exact.
+  const auto exact_blocks = attention_.match(prompt, keys, limit / B);
+  for (int64_t p = exact_blocks.blocks * B / kSnapshotGrid * kSnapshotGrid; p > 0; p -= kSnapshotGrid) {
     const auto snapshot = deltanet_.find_snapshot(keys[static_cast<size_t>(p)], prompt.first(static_cast<size_t>(p)));
     if (!snapshot) continue;
     hit.tokens = p;
-    hit.blocks = p / geometry_.block_size;
+    hit.blocks = p / B;
     hit.snapshot = *snapshot;
     // Recount the unreferenced blocks within the hit only.
     hit.unreferenced = attention_.match(prompt, keys, hit.blocks).unreferenced;
     break;
   }
+  // Decoded: any position past the exact hit whose full blocks are cached in either family; the
+  // tail of a partial last block travels with the snapshot. A hash probe per candidate position.
+  if (deltanet_.snapshots().decoded() == 0) return hit;
+  const auto blocks = attention_.match(prompt, keys, limit / B, /*decoded=*/true);
+  for (int64_t p = std::min(limit, blocks.blocks * B + B - 1); p > hit.tokens; --p) {
+    const auto snapshot = deltanet_.find_snapshot(family_key(keys[static_cast<size_t>(p)], KeyFamily::decoded),
+                                                  prompt.first(static_cast<size_t>(p)));
+    if (!snapshot) continue;
+    hit.tokens = p;
+    hit.blocks = p / B;
+    hit.snapshot = *snapshot;
+    hit.exact = false;
+    hit.unreferenced = attention_.match(prompt, keys, hit.blocks, /*decoded=*/true).unreferenced;
+    break;
+  }
   return hit;
+}
+
+void HybridCache::take_snapshot(const SequenceCache& s, uint64_t key, std::span<const int32_t> prefix) {
+  const auto p = static_cast<int64_t>(prefix.size());
+  const int64_t B = geometry_.block_size;
+  const bool tail = p % B != 0;
+  const SnapshotPool::Storage storage =
+      deltanet_.take_snapshot(s.slot, key, prefix, s.exact, tail ? kv().block_bytes() : 0, backend_);
+  if (storage.state != nullptr && tail) kv().save_block(s.blocks[static_cast<size_t>(p / B)], storage.tail.data(), backend_);
 }
 
 void HybridCache::cache_prefix(SequenceCache& s, std::span<const int32_t> prompt, std::span<const uint64_t> keys,
                                int64_t computed, bool snapshot) {
   if (!prefix_caching()) return;
   computed = std::min<int64_t>(computed, static_cast<int64_t>(prompt.size()));
-  s.keyed_blocks = attention_.key_blocks(s.blocks, prompt, keys, s.keyed_blocks, computed);
+  const KeyFamily family = s.exact ? KeyFamily::exact : KeyFamily::decoded;
+  s.keyed_blocks = attention_.key_blocks(s.blocks, prompt, keys, s.keyed_blocks, computed, family);
   if (snapshot && s.slot >= 0)
-    deltanet_.take_snapshot(s.slot, keys[static_cast<size_t>(computed)], prompt.first(static_cast<size_t>(computed)));
+    take_snapshot(s, family_key(keys[static_cast<size_t>(computed)], family), prompt.first(static_cast<size_t>(computed)));
+}
+
+void HybridCache::cache_generation(SequenceCache& s, std::span<const int32_t> tokens,
+                                   std::span<const uint64_t> prompt_keys, int64_t computed) {
+  if (!prefix_caching() || s.slot < 0 || computed <= 0 || prompt_keys.empty()) return;
+  computed = std::min<int64_t>(computed, static_cast<int64_t>(tokens.size()));
+  // keys[p]: key of tokens[0, p), the prompt's then extended over the generated tokens.
+  std::vector<uint64_t> keys(prompt_keys.begin(), prompt_keys.end());  // [computed + 1]
+  keys.resize(std::max(keys.size(), static_cast<size_t>(computed + 1)));
+  for (size_t p = prompt_keys.size(); p <= static_cast<size_t>(computed); ++p)
+    keys[p] = extend_prefix_key(keys[p - 1], tokens[p - 1]);
+  s.exact = false;
+  s.keyed_blocks = attention_.key_blocks(s.blocks, tokens, keys, s.keyed_blocks, computed, KeyFamily::decoded);
+  take_snapshot(s, family_key(keys[static_cast<size_t>(computed)], KeyFamily::decoded),
+                tokens.first(static_cast<size_t>(computed)));
 }
 
 void HybridCache::apply(const CachePlan& plan) {
@@ -113,16 +159,22 @@ void HybridCache::apply(const CachePlan& plan) {
   for (const CachePlan::Restore& restore : plan.restore) {
     SequenceCache& s = *restore.sequence;
     DS_CHECK(s.empty(), "restoring a prefix into a sequence that holds a cache");
-    attention_.share(s.blocks, restore.keys, restore.hit.blocks);
+    attention_.share(s.blocks, restore.prompt, restore.keys, restore.hit.blocks, !restore.hit.exact);
     s.keyed_blocks = restore.hit.blocks;
-    const auto slot = deltanet_.allocate(restore.hit.snapshot);
+    s.exact = restore.hit.exact;
+    const auto slot = deltanet_.allocate(restore.hit.snapshot, backend_);
     DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
     s.slot = *slot;
+    // A hit inside a block: the filled part of that block, into a block of its own.
+    if (const auto tail = deltanet_.snapshots().tail(restore.hit.snapshot); !tail.empty()) {
+      attention_.grow(s.blocks, restore.hit.tokens);
+      kv().restore_block(s.blocks.back(), tail.data(), backend_);
+    }
   }
   for (const CachePlan::Grow& grow : plan.grow) {
     SequenceCache& s = *grow.sequence;
     if (s.slot < 0) {
-      const auto slot = deltanet_.allocate();
+      const auto slot = deltanet_.allocate(-1, backend_);
       DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
       s.slot = *slot;
     }
@@ -133,6 +185,7 @@ void HybridCache::apply(const CachePlan& plan) {
 void HybridCache::release(SequenceCache& s) {
   attention_.release(s.blocks);
   s.keyed_blocks = 0;
+  s.exact = true;
   if (s.slot >= 0) deltanet_.release(s.slot);
   s.slot = -1;
 }

@@ -5,8 +5,11 @@
 // decide a whole step against free counts before anything moves.
 //
 // Prefix cache: a prompt restarts from the longest prefix that ends at a DeltaNet snapshot and
-// whose KV blocks are all cached (a hybrid layer stack needs both). Snapshots sit on the 64-token
-// chunk grid (SnapshotPolicy), so a hit is whole blocks and bit-identical to computing it.
+// whose KV blocks are all cached (a hybrid layer stack needs both). Prompt snapshots sit on the
+// 64-token chunk grid (SnapshotPolicy), so such a hit is whole blocks and bit-identical to
+// computing it (KeyFamily::exact). A finished generation is snapshotted where it stopped, with the
+// KV tail of its last block (rule 4): a client that sends prompt + completion back continues from
+// there, to rounding only (KeyFamily::decoded; a sequence started from it stays in that family).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +44,8 @@ struct CacheCapacity {
 };
 
 // Splits `budget_bytes`: a state slot for each of up to `max_seqs` sequences (at most half the
-// budget), the rest in KV blocks; snapshots get `prefix_cache_bytes` of their own. Errors when the
+// budget), the rest in KV blocks; snapshots get `prefix_cache_bytes` of their own (a state slot and
+// a KV block each: the tail a rule-4 snapshot carries). Errors when the
 // budget cannot hold one sequence of 64 tokens.
 Result<CacheCapacity> size_cache(const CacheGeometry& geometry, uint64_t budget_bytes, int64_t max_seqs,
                                  uint64_t prefix_cache_bytes = 0);
@@ -51,15 +55,19 @@ struct SequenceCache {
   std::vector<int32_t> blocks;
   int32_t slot = -1;         // -1: none yet
   int64_t keyed_blocks = 0;  // leading blocks whose content key is set (shared or registered)
+  bool exact = true;         // computed by grid-aligned prefills from the empty state (KeyFamily)
   bool empty() const { return blocks.empty() && slot < 0; }
 };
 
-// A cached prefix a sequence can start from: `tokens` positions (a snapshot boundary, whole blocks).
+// A cached prefix a sequence can start from: `tokens` positions, at a snapshot. Exact hits end on
+// the 64-token grid; a decoded hit may end inside a block, whose tail then comes from the snapshot
+// into a new block (counted by blocks_for(tokens) − blocks).
 struct PrefixHit {
   int64_t tokens = 0;
-  int64_t blocks = 0;        // KV blocks it shares
+  int64_t blocks = 0;        // full KV blocks it shares
   int64_t unreferenced = 0;  // of those, blocks now counted as free capacity
   int32_t snapshot = -1;     // DeltaNet snapshot to restore (-1: none, tokens == 0)
+  bool exact = true;         // false: a KeyFamily::decoded snapshot (rule 4, or after one)
 };
 
 // One step's cache changes: sequences that give everything back (preempted), sequences that start
@@ -69,6 +77,7 @@ struct CachePlan {
   struct Restore {
     SequenceCache* sequence;
     PrefixHit hit;
+    std::span<const int32_t> prompt;
     std::span<const uint64_t> keys;  // the prompt's prefix keys
   };
   struct Grow {
@@ -82,7 +91,8 @@ struct CachePlan {
 
 class HybridCache {
  public:
-  HybridCache(const CacheGeometry& geometry, const CacheCapacity& capacity, SnapshotPolicy policy = {});
+  // `backend` copies state and KV between the caches and snapshots (Backend::copy).
+  HybridCache(const CacheGeometry& geometry, const CacheCapacity& capacity, Backend& backend, SnapshotPolicy policy = {});
 
   const CacheGeometry& geometry() const { return geometry_; }
   KvBlockPool& kv() { return attention_.storage(); }
@@ -101,12 +111,18 @@ class HybridCache {
   bool prefix_caching() const { return deltanet_.snapshots().capacity() > 0; }
   std::vector<uint64_t> prefix_keys(std::span<const int32_t> prompt) const;  // [prompt.size() + 1]
   std::vector<int64_t> snapshot_positions(std::span<const int32_t> prompt) const;
-  // The longest cached prefix of `prompt` ending at or before `limit` (none when caching is off).
+  // The longest cached prefix of `prompt` ending at or before `limit` (none when caching is off):
+  // the longest exact hit, unless a decoded snapshot reaches further.
   PrefixHit find_prefix(std::span<const int32_t> prompt, std::span<const uint64_t> keys, int64_t limit) const;
   // After a forward computed prompt[0, computed) into `sequence`: keys its new full blocks, and
   // snapshots its DeltaNet state when `snapshot` (computed is one of its snapshot positions).
   void cache_prefix(SequenceCache& sequence, std::span<const int32_t> prompt, std::span<const uint64_t> keys,
                     int64_t computed, bool snapshot);
+  // A generation that finished with tokens[0, computed) in `sequence` (prompt_keys: the keys of its
+  // prompt, a prefix of tokens): keys its remaining full blocks and snapshots it there, tail
+  // included — all KeyFamily::decoded (rule 4).
+  void cache_generation(SequenceCache& sequence, std::span<const int32_t> tokens, std::span<const uint64_t> prompt_keys,
+                        int64_t computed);
 
   // Applies a plan the scheduler checked against the free counts (a plan that does not fit is a
   // scheduler bug and aborts).
@@ -119,16 +135,23 @@ class HybridCache {
   int64_t block_evictions() const { return attention_.pool().evictions(); }
   const SnapshotPool& snapshots() const { return deltanet_.snapshots(); }
   uint64_t kv_bytes() const { return attention_.storage().bytes(); }
+  // What the snapshots may take: a state and a KV tail block each.
   uint64_t snapshot_bytes() const {
-    return static_cast<uint64_t>(snapshots().capacity()) * snapshots().snapshot_bytes();
+    return static_cast<uint64_t>(snapshots().capacity()) * (snapshots().snapshot_bytes() + geometry_.block_bytes());
   }
 
   // The managers themselves, for the prefix store (hybrid_cache_store.h).
   AttentionKvCache& attention() { return attention_; }
   DeltaNetStateCache& deltanet() { return deltanet_; }
+  Backend& backend() { return backend_; }
 
  private:
+  // Snapshots the sequence's state after prefix (and the filled part of its last block when the
+  // prefix ends inside one), under `key`.
+  void take_snapshot(const SequenceCache& sequence, uint64_t key, std::span<const int32_t> prefix);
+
   CacheGeometry geometry_;
+  Backend& backend_;
   SnapshotPolicy policy_;
   int64_t num_slots_;
   AttentionKvCache attention_;

@@ -8,12 +8,12 @@ namespace ds {
 namespace {
 
 // Records are filled into reused ones: their vectors keep their pages mapped between spills.
-void fill_block_record(const AttentionKvCache& attention, int32_t block, uint64_t key, KvBlockRecord& record) {
+void fill_block_record(HybridCache& cache, int32_t block, uint64_t key, KvBlockRecord& record) {
   record.key = key;
-  const auto tokens = attention.block_tokens(block);
+  const auto tokens = cache.attention().block_tokens(block);
   record.tokens.assign(tokens.begin(), tokens.end());
-  record.kv.resize(attention.storage().block_bytes());
-  attention.storage().save_block(block, record.kv.data());
+  record.kv.resize(cache.kv().block_bytes());
+  cache.kv().save_block(block, record.kv.data(), cache.backend());
 }
 
 void fill_snapshot_record(const SnapshotPool& pool, int32_t entry, SnapshotRecord& record) {
@@ -22,6 +22,9 @@ void fill_snapshot_record(const SnapshotPool& pool, int32_t entry, SnapshotRecor
   record.prefix.assign(prefix.begin(), prefix.end());
   const float* state = pool.state(entry);
   record.state.assign(state, state + pool.snapshot_bytes() / sizeof(float));
+  record.exact = pool.exact(entry);
+  const auto tail = pool.tail(entry);
+  record.tail.assign(tail.begin(), tail.end());
 }
 
 }  // namespace
@@ -32,20 +35,23 @@ PrefixStore::Reloaded reload_prefix_cache(HybridCache& cache, PrefixStore& store
   return store.reload(
       snapshots.capacity() - snapshots.size(), attention.pool().free_blocks(),
       [&](SnapshotRecord&& record) {
-        float* state = snapshots.insert(record.key, record.prefix);
-        if (state) std::copy(record.state.begin(), record.state.end(), state);
-        return state != nullptr;
+        const SnapshotPool::Storage storage = snapshots.insert(record.key, record.prefix, record.exact, record.tail.size());
+        if (storage.state == nullptr) return false;
+        std::copy(record.state.begin(), record.state.end(), storage.state);
+        std::copy(record.tail.begin(), record.tail.end(), storage.tail.begin());
+        return true;
       },
-      [&](KvBlockRecord&& record) { return attention.adopt_block(record.key, record.tokens, record.kv.data()); });
+      [&](KvBlockRecord&& record) {
+        return attention.adopt_block(record.key, record.tokens, record.kv.data(), cache.backend());
+      });
 }
 
 void spill_evictions(HybridCache& cache, PrefixStore& store) {
-  AttentionKvCache& attention = cache.attention();
-  attention.set_eviction_observer([&attention, &store, record = std::make_shared<KvBlockRecord>()](int32_t block,
-                                                                                                  uint64_t key) {
-    fill_block_record(attention, block, key, *record);
-    store.put(*record);
-  });
+  cache.attention().set_eviction_observer(
+      [&cache, &store, record = std::make_shared<KvBlockRecord>()](int32_t block, uint64_t key) {
+        fill_block_record(cache, block, key, *record);
+        store.put(*record);
+      });
   SnapshotPool& snapshots = cache.deltanet().snapshots();
   snapshots.set_eviction_observer([&snapshots, &store, record = std::make_shared<SnapshotRecord>()](int32_t entry) {
     fill_snapshot_record(snapshots, entry, *record);
@@ -60,10 +66,9 @@ void flush_prefix_cache(HybridCache& cache, PrefixStore& store) {
     fill_snapshot_record(snapshots, entry, snapshot);
     store.put(snapshot);
   }
-  const AttentionKvCache& attention = cache.attention();
   KvBlockRecord block_record;
-  for (const auto& [block, key] : attention.pool().cached_blocks_by_age()) {
-    fill_block_record(attention, block, key, block_record);
+  for (const auto& [block, key] : cache.attention().pool().cached_blocks_by_age()) {
+    fill_block_record(cache, block, key, block_record);
     store.put(block_record);
   }
 }

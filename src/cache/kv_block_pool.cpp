@@ -1,8 +1,6 @@
 // KvBlockPool: one allocation at start-up.
 #include "cache/kv_block_pool.h"
 
-#include <algorithm>
-
 #include "util/check.h"
 
 namespace ds {
@@ -29,25 +27,20 @@ KvLayerView KvBlockPool::layer(int64_t layer) {
                      head_dim_};
 }
 
-void KvBlockPool::save_block(int32_t block, std::byte* out) const {
+void KvBlockPool::save_block(int32_t block, std::byte* out, Backend& backend) {
   DS_CHECK(block >= 0 && block < num_blocks_, "kv block ", block, " of ", num_blocks_);
-  const int64_t bytes = block_stride_ * kv_dtype_bytes(dtype_);  // one layer's K (or V) of one block
-  for (int64_t l = 0; l < num_layers_; ++l) {
-    const int64_t offset = (l * num_blocks_ + block) * bytes;
-    out = std::copy_n(k_.get() + offset, bytes, out);
-    out = std::copy_n(v_.get() + offset, bytes, out);
-  }
+  const int64_t stride = block_stride_ * kv_dtype_bytes(dtype_);  // bytes of one block of one layer
+  for (std::byte* data : {k_.get(), v_.get()})
+    for (int64_t l = 0; l < num_layers_; ++l, out += stride)
+      backend.copy(out, data + (l * num_blocks_ + block) * stride, static_cast<uint64_t>(stride));
 }
 
-void KvBlockPool::restore_block(int32_t block, const std::byte* in) {
+void KvBlockPool::restore_block(int32_t block, const std::byte* in, Backend& backend) {
   DS_CHECK(block >= 0 && block < num_blocks_, "kv block ", block, " of ", num_blocks_);
-  const int64_t bytes = block_stride_ * kv_dtype_bytes(dtype_);
-  for (int64_t l = 0; l < num_layers_; ++l) {
-    const int64_t offset = (l * num_blocks_ + block) * bytes;
-    std::copy_n(in, bytes, k_.get() + offset);
-    std::copy_n(in + bytes, bytes, v_.get() + offset);
-    in += 2 * bytes;
-  }
+  const int64_t stride = block_stride_ * kv_dtype_bytes(dtype_);
+  for (std::byte* data : {k_.get(), v_.get()})
+    for (int64_t l = 0; l < num_layers_; ++l, in += stride)
+      backend.copy(data + (l * num_blocks_ + block) * stride, in, static_cast<uint64_t>(stride));
 }
 
 }  // namespace ds

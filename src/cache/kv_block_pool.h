@@ -26,11 +26,11 @@ class KvBlockPool {
   // View of full-attention layer `layer` (0-based among full-attention layers).
   KvLayerView layer(int64_t layer);
   uint64_t bytes() const { return 2 * static_cast<uint64_t>(size_ * kv_dtype_bytes(dtype_)); }
-  // One block's K and V of every layer as a flat copy (the prefix store's layout):
-  // [num_layers, 2 (K, V), block_size × num_kv_heads × head_dim] of dtype.
+  // One block of every layer as a flat copy, [2 (K, V), num_layers, block_stride] of dtype: a
+  // prefix-cache snapshot that ends inside a block carries that block's filled part this way.
   uint64_t block_bytes() const { return 2 * static_cast<uint64_t>(num_layers_ * block_stride_ * kv_dtype_bytes(dtype_)); }
-  void save_block(int32_t block, std::byte* out) const;
-  void restore_block(int32_t block, const std::byte* in);
+  void save_block(int32_t block, std::byte* out, Backend& backend);
+  void restore_block(int32_t block, const std::byte* in, Backend& backend);
 
  private:
   int64_t num_blocks_, block_size_, num_layers_, num_kv_heads_, head_dim_;

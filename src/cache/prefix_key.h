@@ -17,6 +17,19 @@ inline uint64_t extend_prefix_key(uint64_t key, int32_t token) {
   return splitmix64(state);
 }
 
+// Which computation a cached KV block or snapshot came from. `exact`: chunked prefills on the
+// 64-token grid from the empty state — bit for bit what a cold run computes. `decoded`: decode
+// steps, or a sequence that started from such a state — equal to a cold prefill of the same
+// tokens only to rounding (the recurrent and chunked delta rule differ in the last bits, and every
+// later layer sees that). Decoded entries are keyed apart, so an exact lookup never finds them.
+enum class KeyFamily : uint8_t { exact, decoded };
+
+inline uint64_t family_key(uint64_t key, KeyFamily family) {
+  if (family == KeyFamily::exact) return key;
+  uint64_t state = key ^ 0x6465'636f'6465'6421ull;  // "decoded!"
+  return splitmix64(state);
+}
+
 // keys[p] = key of tokens[0, p) for p = 0 .. tokens.size() (keys[0] = salt).
 inline std::vector<uint64_t> prefix_keys(std::span<const int32_t> tokens, uint64_t salt) {
   std::vector<uint64_t> keys(tokens.size() + 1);

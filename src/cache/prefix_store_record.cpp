@@ -10,6 +10,7 @@
 
 #include "cache/checksum64.h"
 #include "cache/prefix_key.h"
+#include "cache/snapshot_policy.h"
 #include "util/str_cat.h"
 
 #ifndef DELTASERVE_VERSION
@@ -139,13 +140,16 @@ Result<SnapshotRecord> decode_snapshot(Reader& r, const CacheGeometry& g, int64_
   if (std::any_of(std::begin(pad), std::end(pad), [](uint8_t b) { return b != 0; }))
     return Status::error("snapshot padding: expected zero bytes, found others");
   record.exact = exact == 1;
-  if (tail_bytes > max_tail_bytes(g) || tail_bytes != r.left())
-    return Status::errorf("snapshot tail of ", tail_bytes, " bytes, expected at most ", max_tail_bytes(g),
-                          " and exactly the ", r.left(), " bytes left in the payload");
+  if (tail_bytes != tail_bytes_for(g, positions) || tail_bytes != r.left())
+    return Status::errorf("snapshot of ", positions, " positions: expected a tail of ", tail_bytes_for(g, positions),
+                          " bytes, found ", tail_bytes, " (", r.left(), " bytes left in the payload)");
+  if (record.exact && positions % kSnapshotGrid != 0)
+    return Status::errorf("exact snapshot of ", positions, " positions: expected a multiple of ", kSnapshotGrid);
   record.tail.resize(tail_bytes);
   r.raw(record.tail.data(), tail_bytes);
   DS_TRY(check_tokens(record.prefix, vocab_size));
-  const uint64_t key = prefix_keys(record.prefix, g.identity()).back();
+  const uint64_t key = family_key(prefix_keys(record.prefix, g.identity()).back(),
+                                  record.exact ? KeyFamily::exact : KeyFamily::decoded);
   if (key != record.key)
     return Status::errorf("snapshot key ", hex(record.key), " is not the key of its ", positions, " tokens (expected ",
                           hex(key), ")");
@@ -165,7 +169,9 @@ uint64_t kv_block_payload_bytes(const CacheGeometry& g) {
 
 uint64_t snapshot_state_floats(const CacheGeometry& g) { return g.slot_bytes() / sizeof(float); }
 
-uint64_t max_tail_bytes(const CacheGeometry& g) { return g.block_bytes(); }
+uint64_t tail_bytes_for(const CacheGeometry& g, uint64_t positions) {
+  return positions % static_cast<uint64_t>(g.block_size) != 0 ? g.block_bytes() : 0;
+}
 
 std::vector<std::byte> encode_record(const StoreIdentity& identity, const KvBlockRecord& record) {
   std::vector<std::byte> file;

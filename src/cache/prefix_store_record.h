@@ -7,10 +7,11 @@
 // Header (64 bytes, little-endian): magic "dsprefix", u32 format version, u32 record kind,
 // char[16] engine version (NUL-padded), u64 geometry identity, u64 model identity, u64 payload
 // bytes, u64 checksum64 of the payload.
-// KV block payload: u64 key, i32 tokens[block_size], then for each attention layer the block's K
-// then its V bytes (block_size × num_kv_heads × head_dim of kv_dtype each, the pool's layout).
-// Snapshot payload: u64 key, u64 positions, i32 prefix[positions], f32 state[slot floats],
-// u8 exact, u8 pad[7], u64 tail bytes, the tail.
+// KV block payload: u64 key, i32 tokens[block_size], then the block's K of every attention layer,
+// then its V (KvBlockPool::save_block's layout: [2, attention_layers, block_size × num_kv_heads ×
+// head_dim] of kv_dtype). Snapshot payload: u64 key, u64 positions, i32 prefix[positions],
+// f32 state[slot floats], u8 exact, u8 pad[7] (zero), u64 tail bytes, the tail (one block's KV
+// when the prefix ends inside a block, else none).
 #pragma once
 
 #include <cstddef>
@@ -42,15 +43,15 @@ enum class RecordKind : uint32_t { kv_block = 1, snapshot = 2 };
 struct KvBlockRecord {
   uint64_t key = 0;                // prefix key at the block's end
   std::vector<int32_t> tokens;     // [block_size]: the block's own tokens (a match compares them)
-  std::vector<std::byte> kv;       // [attention_layers, 2 (K, V), block_size × num_kv_heads × head_dim] of kv_dtype
+  std::vector<std::byte> kv;       // [2 (K, V), attention_layers, block_size × num_kv_heads × head_dim] of kv_dtype
 };
 
 struct SnapshotRecord {
-  uint64_t key = 0;                // prefix key of `prefix`
+  uint64_t key = 0;                // family_key(prefix key of `prefix`, exact ? exact : decoded)
   std::vector<int32_t> prefix;     // [positions]
   std::vector<float> state;        // [slot floats]: DeltaNetStateSlots::save's layout
-  bool exact = true;               // the state is bit for bit what a cold prefill computes there
-  std::vector<std::byte> tail;     // KV bytes past the last whole block (empty for grid snapshots)
+  bool exact = true;               // KeyFamily::exact: bit for bit what a cold prefill computes (on the 64-token grid)
+  std::vector<std::byte> tail;     // the KV block the prefix ends inside (block_bytes), empty when it ends on one
 };
 
 using StoreRecord = std::variant<KvBlockRecord, SnapshotRecord>;
@@ -58,8 +59,8 @@ using StoreRecord = std::variant<KvBlockRecord, SnapshotRecord>;
 // Bytes of each part of a record for this geometry.
 uint64_t kv_block_payload_bytes(const CacheGeometry& geometry);
 uint64_t snapshot_state_floats(const CacheGeometry& geometry);
-// The most tail bytes a snapshot may carry: one block's KV.
-uint64_t max_tail_bytes(const CacheGeometry& geometry);
+// The tail a snapshot of `positions` tokens carries: one block's KV when it ends inside a block.
+uint64_t tail_bytes_for(const CacheGeometry& geometry, uint64_t positions);
 
 // A whole file: header + payload; into `file` (its capacity reused) or a new buffer.
 void encode_record(const StoreIdentity& identity, const KvBlockRecord& record, std::vector<std::byte>& file);

@@ -22,11 +22,12 @@ std::optional<int32_t> SnapshotPool::find(uint64_t key, std::span<const int32_t>
   return it->second;
 }
 
-float* SnapshotPool::insert(uint64_t key, std::span<const int32_t> prefix) {
-  if (capacity_ == 0) return nullptr;
+SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t> prefix, bool exact,
+                                           uint64_t tail_bytes) {
+  if (capacity_ == 0) return {};
   if (const auto found = find(key, prefix)) {
     entries_[static_cast<size_t>(*found)].last_used = ++clock_;
-    return nullptr;
+    return {};
   }
   // An empty entry, else the least recently used one.
   const auto victim = std::min_element(entries_.begin(), entries_.end(),
@@ -35,18 +36,26 @@ float* SnapshotPool::insert(uint64_t key, std::span<const int32_t> prefix) {
     if (on_evict_) on_evict_(static_cast<int32_t>(victim - entries_.begin()));
     by_key_.erase(victim->key);
     ++evictions_;
+    if (!victim->exact) --decoded_;
+    tail_bytes_ -= victim->tail.size();
+    victim->tail.clear();
   }
   const auto entry = static_cast<int32_t>(victim - entries_.begin());
   // A key held by another prefix (a collision) is rare enough to simply not be indexed twice.
   if (!by_key_.emplace(key, entry).second) {
     victim->last_used = 0;
     victim->prefix.clear();
-    return nullptr;
+    victim->tail.clear();
+    return {};
   }
   victim->key = key;
   victim->last_used = ++clock_;
+  victim->exact = exact;
+  if (!exact) ++decoded_;
   victim->prefix.assign(prefix.begin(), prefix.end());
-  return states_.get() + static_cast<int64_t>(entry) * floats_;
+  victim->tail.resize(static_cast<size_t>(tail_bytes));
+  tail_bytes_ += tail_bytes;
+  return {states_.get() + static_cast<int64_t>(entry) * floats_, victim->tail};
 }
 
 const float* SnapshotPool::use(int32_t entry) {

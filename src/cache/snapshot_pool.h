@@ -1,8 +1,10 @@
 // SnapshotPool: a bounded set of copies of a sequence's DeltaNet state (conv history + recurrent
 // state of every linear-attention layer) at a prefix of its tokens, found by the prefix's key and
-// verified against its tokens. Full: the least recently used snapshot makes room.
+// verified against its tokens. Full: the least recently used snapshot makes room. A snapshot that
+// ends inside a KV block also keeps that block's filled part (its tail), which no cached block holds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,16 +23,25 @@ class SnapshotPool {
   int64_t capacity() const { return capacity_; }
   int64_t size() const { return static_cast<int64_t>(by_key_.size()); }
   int64_t evictions() const { return evictions_; }
+  int64_t decoded() const { return decoded_; }  // snapshots that are not exact
   uint64_t snapshot_bytes() const { return static_cast<uint64_t>(floats_) * sizeof(float); }
-  uint64_t bytes_used() const { return static_cast<uint64_t>(size()) * snapshot_bytes(); }
+  // States held plus the KV tails of the snapshots that have one.
+  uint64_t bytes_used() const { return static_cast<uint64_t>(size()) * snapshot_bytes() + tail_bytes_; }
 
   // The snapshot of exactly `prefix`, if one is kept (its key found and its tokens equal).
   std::optional<int32_t> find(uint64_t key, std::span<const int32_t> prefix) const;
-  // Storage to fill for a new snapshot of `prefix`; nullptr when the pool is off or already holds
-  // that prefix (then it counts as used now).
-  float* insert(uint64_t key, std::span<const int32_t> prefix);
+  // Storage to fill for a new snapshot of `prefix` (`tail_bytes` of KV tail); state is nullptr when
+  // the pool is off or already holds that key (then it counts as used now). `exact`: the state came
+  // from chunked prefills only (prefix_key.h, KeyFamily).
+  struct Storage {
+    float* state = nullptr;
+    std::span<std::byte> tail;
+  };
+  Storage insert(uint64_t key, std::span<const int32_t> prefix, bool exact, uint64_t tail_bytes = 0);
   // The state of a found snapshot; marks it used now.
   const float* use(int32_t entry);
+  std::span<const std::byte> tail(int32_t entry) const { return entries_[static_cast<size_t>(entry)].tail; }
+  bool exact(int32_t entry) const { return entries_[static_cast<size_t>(entry)].exact; }
 
   // Persistence (PrefixStore): `observer(entry)` runs when insert() evicts a snapshot, before it
   // is overwritten; every snapshot held, least recently used first; an entry's key, prefix, state.
@@ -44,7 +55,9 @@ class SnapshotPool {
   struct Entry {
     uint64_t key = 0;
     uint64_t last_used = 0;  // 0: empty
+    bool exact = true;
     std::vector<int32_t> prefix;
+    std::vector<std::byte> tail;  // [KvBlockPool::block_bytes()] or empty (the prefix ends on a block)
   };
 
   int64_t capacity_, floats_;
@@ -53,6 +66,8 @@ class SnapshotPool {
   std::unordered_map<uint64_t, int32_t> by_key_;
   uint64_t clock_ = 0;
   int64_t evictions_ = 0;
+  int64_t decoded_ = 0;
+  uint64_t tail_bytes_ = 0;  // Σ tail.size() over the entries
   std::function<void(int32_t)> on_evict_;
 };
 

@@ -20,7 +20,7 @@ Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOpti
   const CacheGeometry geometry = model.cache_geometry();
   limits.cache_bytes = static_cast<uint64_t>(limits.capacity.num_blocks) * geometry.block_bytes() +
                        static_cast<uint64_t>(limits.capacity.num_slots) * geometry.slot_bytes();
-  limits.snapshot_bytes = static_cast<uint64_t>(limits.capacity.num_snapshots) * geometry.slot_bytes();
+  limits.snapshot_bytes = static_cast<uint64_t>(limits.capacity.num_snapshots) * (geometry.slot_bytes() + geometry.block_bytes());
   const int64_t cache_positions = limits.capacity.num_blocks * geometry.block_size;
   const int64_t config_len = model.max_position_embeddings() > 0 ? model.max_position_embeddings() : cache_positions;
   if (options.max_model_len > 0) {
@@ -57,7 +57,7 @@ Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimit
       options_(options),
       limits_(limits),
       store_(std::move(store)),
-      cache_(model.cache_geometry(), limits.capacity, options.snapshots),
+      cache_(model.cache_geometry(), limits.capacity, model.backend(), options.snapshots),
       scheduler_(options.limits),
       logits_(static_cast<size_t>(options.limits.max_seqs * model.vocab_size())),
       seeds_(options.seed) {
@@ -253,6 +253,9 @@ void Engine::computed(Request& r, const ScheduledChunk& chunk) {
 
 void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {
   request.stream->finish(reason, stop_token, std::move(error));
+  // Rule 4: a client may send prompt + completion back; it continues from where this one stopped.
+  if (reason == FinishReason::stop || reason == FinishReason::length)
+    cache_.cache_generation(request.cache, request.tokens, request.prefix_keys, request.num_computed);
   cache_.release(request.cache);
   scheduler_.remove(&request);
   gauges_.finished.fetch_add(1);

@@ -17,6 +17,7 @@ class Qwen35StepModel : public StepModel {
   int64_t vocab_size() const override { return model_.config().vocab_size; }
   CacheGeometry cache_geometry() const override { return CacheGeometry::of(model_.config(), kv_dtype_); }
   int64_t max_position_embeddings() const override { return model_.config().max_position_embeddings; }
+  Backend& backend() override { return model_.backend(); }
   void reserve(int64_t max_batch_tokens) override {
     workspace_ = std::make_unique<Workspace>(model_.config(), max_batch_tokens);
   }

@@ -124,7 +124,7 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
     }
     waiting_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, by_id), r);
-    if (hit.tokens > 0) plan.cache.restore.push_back({&r->cache, hit, r->prefix_keys});
+    if (hit.tokens > 0) plan.cache.restore.push_back({&r->cache, hit, r->prompt(), r->prefix_keys});
     plan.admitted.push_back(r);
     take(r, n, StepKind::prefill, hit);
   }

@@ -17,6 +17,8 @@ class StepModel {
   virtual int64_t vocab_size() const = 0;
   virtual CacheGeometry cache_geometry() const = 0;
   virtual int64_t max_position_embeddings() const = 0;
+  // The backend that owns the cache memory: the cache's copies (snapshots) run on it.
+  virtual Backend& backend() = 0;
   // Sizes per-call buffers for batches of up to `max_batch_tokens` tokens (called once, at start).
   virtual void reserve(int64_t max_batch_tokens) = 0;
   // Runs the batch; logits [batch.logits_rows(), vocab] in batch order.

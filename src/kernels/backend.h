@@ -117,6 +117,10 @@ class Backend {
   virtual void gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                           float* state, float* out) = 0;
+  // dst[0, bytes) = src[0, bytes): the cache managers' copies — DeltaNet state into and out of
+  // prefix-cache snapshots (tens to hundreds of MiB per second of serving), KV blocks into and out
+  // of them — so a backend moves cache memory where it lives, with its own threads.
+  virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
   // Causal softmax attention of n new query tokens (absolute positions start_pos .. start_pos+n-1)
   // over the cached keys 0 .. start_pos+n-1 of one sequence. q, out [n, num_heads, head_dim];
   // query head h uses kv head h / (num_heads / num_kv_heads). bf16 keys and values are widened to

@@ -29,6 +29,7 @@ class Qwen35Model {
   static ComputeMode effective_mode(ComputeMode requested, const Qwen35Weights& weights);
 
   const TextConfig& config() const { return config_; }
+  Backend& backend() { return backend_; }
   ComputeMode mode() const { return mode_; }
   int64_t num_attention_layers() const { return config_.num_layers_of(LayerType::full_attention); }
   int64_t num_deltanet_layers() const { return config_.num_layers_of(LayerType::linear_attention); }

@@ -120,7 +120,7 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
         static_cast<double>(e.snapshots));
   gauge(out, "deltaserve_prefix_cache_snapshot_capacity", "DeltaNet snapshots the prefix cache can hold.", l,
         static_cast<double>(e.snapshot_capacity));
-  gauge(out, "deltaserve_prefix_cache_snapshot_bytes", "Bytes of the DeltaNet snapshots held.", l,
+  gauge(out, "deltaserve_prefix_cache_snapshot_bytes", "Bytes of the DeltaNet snapshots held (states and their KV tail blocks).", l,
         static_cast<double>(e.snapshot_bytes));
   counter(out, "deltaserve_prefix_cache_snapshot_evictions_total", "DeltaNet snapshots evicted (least recently used).", l,
           static_cast<uint64_t>(e.snapshot_evictions));

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/ref/ref_backend.h"
+
 namespace ds {
 namespace {
+
+RefBackend backend;  // the caches' copies
 
 CacheGeometry tiny_geometry() {
   CacheGeometry g;
@@ -37,7 +41,7 @@ void compute(HybridCache& cache, SequenceCache& s, std::span<const int32_t> prom
 
 TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
   CacheCapacity capacity{64, 2, 8};
-  HybridCache cache(tiny_geometry(), capacity);
+  HybridCache cache(tiny_geometry(), capacity, backend);
   ASSERT_TRUE(cache.prefix_caching());
   const std::vector<int32_t> first = tokens(300, 0);  // snapshots at 256 (prompt end)
   SequenceCache a;
@@ -63,7 +67,7 @@ TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
   EXPECT_EQ(hit.unreferenced, 16);
   SequenceCache b;
   CachePlan plan;
-  plan.restore.push_back({&b, hit, keys});
+  plan.restore.push_back({&b, hit, second, keys});
   plan.grow.push_back({&b, static_cast<int64_t>(second.size())});
   cache.apply(plan);
   EXPECT_EQ(b.keyed_blocks, 16);
@@ -75,7 +79,7 @@ TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
 
 TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
   CacheCapacity capacity{20, 2, 8};
-  HybridCache cache(tiny_geometry(), capacity);
+  HybridCache cache(tiny_geometry(), capacity, backend);
   const std::vector<int32_t> prompt = tokens(200, 3);  // snapshot at 192
   SequenceCache a;
   compute(cache, a, prompt);
@@ -94,10 +98,71 @@ TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
   cache.release(other);
 
   CacheCapacity no_snapshots{20, 2, 0};
-  HybridCache off(tiny_geometry(), no_snapshots);
+  HybridCache off(tiny_geometry(), no_snapshots, backend);
   EXPECT_FALSE(off.prefix_caching());
   EXPECT_TRUE(off.prefix_keys(prompt).empty());
   EXPECT_EQ(off.find_prefix(prompt, {}, 199).tokens, 0);
+}
+
+// The KV of position p in a sequence (tiny geometry: one value per position and layer).
+float& kv_at(HybridCache& cache, const SequenceCache& s, int64_t p) {
+  return *cache.kv().layer(0).key_column<float>(s.blocks[static_cast<size_t>(p / 16)], p % 16, 0);
+}
+
+// Rule 4: a generation that stopped at 130 tokens (100 prompt + 30 decoded) is snapshotted there,
+// with the filled part of its last block; a prompt that continues it starts from 130, a decoded
+// hit. The exact lookup never sees what decoding computed, and a sequence started from a decoded
+// hit publishes decoded keys only.
+TEST(HybridCache, AFinishedGenerationIsADecodedHitWithItsTail) {
+  HybridCache cache(tiny_geometry(), CacheCapacity{64, 2, 8}, backend);
+  const std::vector<int32_t> generated = tokens(131, 5);  // 100 prompt + 31 sampled (the last not computed)
+  const std::span<const int32_t> prompt = std::span(generated).first(100);
+  SequenceCache a;
+  compute(cache, a, prompt);  // snapshot at 64 (prompt end)
+  CachePlan decode;
+  decode.grow.push_back({&a, 130});
+  cache.apply(decode);
+  for (int64_t p = 0; p < 130; ++p) kv_at(cache, a, p) = static_cast<float>(p);
+  cache.states().recurrent(a.slot, 0)[0] = 130.0f;
+  cache.cache_generation(a, generated, cache.prefix_keys(prompt), 130);
+  const int32_t partial = a.blocks[8];
+  cache.release(a);
+  for (int64_t slot = 0; slot < 16; ++slot) *cache.kv().layer(0).key_column<float>(partial, slot, 0) = -1.0f;
+  EXPECT_EQ(cache.snapshots().size(), 2);
+  EXPECT_EQ(cache.snapshots().decoded(), 1);
+
+  std::vector<int32_t> next = generated;  // the client sends prompt + completion back, and more
+  for (int i = 0; i < 20; ++i) next.push_back(7);
+  const auto keys = cache.prefix_keys(next);
+  const PrefixHit hit = cache.find_prefix(next, keys, static_cast<int64_t>(next.size()) - 1);
+  EXPECT_EQ(hit.tokens, 130);
+  EXPECT_EQ(hit.blocks, 8);
+  EXPECT_FALSE(hit.exact);
+  EXPECT_EQ(hit.unreferenced, 8);
+  EXPECT_EQ(cache.find_prefix(next, keys, 129).tokens, 64) << "below it, the prompt's exact snapshot";
+  EXPECT_TRUE(cache.find_prefix(next, keys, 129).exact);
+
+  SequenceCache b;
+  CachePlan plan;
+  plan.restore.push_back({&b, hit, next, keys});
+  plan.grow.push_back({&b, static_cast<int64_t>(next.size())});
+  cache.apply(plan);
+  EXPECT_FALSE(b.exact);
+  EXPECT_EQ(cache.states().recurrent(b.slot, 0)[0], 130.0f);
+  ASSERT_EQ(b.blocks.size(), 10u);
+  for (int64_t p : {0, 64, 127, 128, 129}) EXPECT_EQ(kv_at(cache, b, p), static_cast<float>(p)) << "position " << p;
+  EXPECT_EQ(cache.states().recurrent(b.slot, 0)[0], 130.0f);
+  // b computes to its end and is snapshotted there (a grid position of its prompt would be too):
+  // all of it decoded, so an exact lookup of the same tokens still stops at 64.
+  for (int64_t p = 130; p < 150; ++p) kv_at(cache, b, p) = static_cast<float>(p);
+  cache.cache_prefix(b, next, keys, 150, false);
+  EXPECT_EQ(b.keyed_blocks, 9);
+  cache.release(b);
+  std::vector<int32_t> other(next.begin(), next.begin() + 144);
+  other.push_back(9);
+  const auto other_keys = cache.prefix_keys(other);
+  EXPECT_EQ(cache.find_prefix(other, other_keys, 144).tokens, 130) << "the decoded snapshot, b's blocks decoded";
+  EXPECT_EQ(cache.free_blocks(), 64);
 }
 
 // A bf16 KV block is half an fp32 one, so the same budget holds twice the tokens (the state slots,
@@ -115,7 +180,7 @@ TEST(HybridCache, Bf16KvHoldsTwiceTheTokensOfOneBudget) {
   EXPECT_EQ(narrow->num_slots, wide->num_slots);
   EXPECT_GE(narrow->num_blocks, 2 * wide->num_blocks);
   EXPECT_LE(narrow->num_blocks, 2 * wide->num_blocks + 1);
-  HybridCache cache(bf16, *narrow);
+  HybridCache cache(bf16, *narrow, backend);
   EXPECT_EQ(cache.kv().dtype(), KvDtype::bf16);
   EXPECT_EQ(cache.kv_bytes(), static_cast<uint64_t>(narrow->num_blocks) * bf16.block_bytes());
 }

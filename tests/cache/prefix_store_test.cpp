@@ -54,14 +54,16 @@ KvBlockRecord block(const CacheGeometry& g, uint64_t seed) {
   return r;
 }
 
+// Without a tail: an exact snapshot on the 64-token grid. With one: a decoded (rule 4) snapshot
+// that ends inside a block and carries that block's KV.
 SnapshotRecord snapshot(const CacheGeometry& g, uint64_t seed, bool with_tail) {
   SnapshotRecord r;
-  r.prefix = tokens(seed, 64);
-  r.key = prefix_keys(r.prefix, g.identity()).back();
-  r.state = test::random_floats(snapshot_state_floats(g), seed);
+  r.prefix = tokens(seed, with_tail ? 70 : 64);
   r.exact = !with_tail;
+  r.key = family_key(prefix_keys(r.prefix, g.identity()).back(), r.exact ? KeyFamily::exact : KeyFamily::decoded);
+  r.state = test::random_floats(snapshot_state_floats(g), seed);
   if (with_tail)
-    for (int i = 0; i < 40; ++i) r.tail.push_back(static_cast<std::byte>(i * 3));
+    for (uint64_t i = 0; i < g.block_bytes(); ++i) r.tail.push_back(static_cast<std::byte>(i * 3));
   return r;
 }
 
@@ -175,7 +177,17 @@ TEST(PrefixStoreRecord, ValidChecksumsWithBadContentAreStillErrors) {
   s.state[5] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_FALSE(decode_record(encode_record(id, s), id, g, kVocab).ok());
   s = snapshot(g, 8, false);
-  s.tail.resize(max_tail_bytes(g) + 4);
+  s.tail.resize(g.block_bytes());  // a tail on a snapshot that ends on a block boundary
+  EXPECT_FALSE(decode_record(encode_record(id, s), id, g, kVocab).ok());
+  s = snapshot(g, 8, true);
+  s.tail.resize(g.block_bytes() + 4);
+  EXPECT_FALSE(decode_record(encode_record(id, s), id, g, kVocab).ok());
+  s = snapshot(g, 8, true);
+  s.exact = true;  // an exact snapshot off the 64-token grid (with the exact family's key)
+  s.key = prefix_keys(s.prefix, g.identity()).back();
+  EXPECT_FALSE(decode_record(encode_record(id, s), id, g, kVocab).ok());
+  s = snapshot(g, 8, true);
+  s.key = prefix_keys(s.prefix, g.identity()).back();  // a decoded snapshot under the exact family's key
   EXPECT_FALSE(decode_record(encode_record(id, s), id, g, kVocab).ok());
   s = snapshot(g, 8, false);
   s.state.pop_back();  // another geometry's state size

@@ -33,13 +33,13 @@ TEST(SnapshotPool, FindsByKeyVerifiesTokensAndEvictsTheLeastRecentlyUsed) {
   SnapshotPool pool(2, 3);
   const std::vector<int32_t> a{1, 2}, b{3, 4}, c{5, 6};
   auto key = [](const std::vector<int32_t>& t) { return prefix_keys(t, 0).back(); };
-  float* sa = pool.insert(key(a), a);
+  float* sa = pool.insert(key(a), a, true).state;
   ASSERT_NE(sa, nullptr);
   sa[0] = 1.0f;
-  pool.insert(key(b), b)[0] = 2.0f;
-  EXPECT_EQ(pool.insert(key(a), a), nullptr) << "already held: only marked used";
+  pool.insert(key(b), b, true).state[0] = 2.0f;
+  EXPECT_EQ(pool.insert(key(a), a, true).state, nullptr) << "already held: only marked used";
   EXPECT_FALSE(pool.find(key(a), b).has_value()) << "a key whose tokens differ is no hit";
-  pool.insert(key(c), c)[0] = 3.0f;  // evicts b, the least recently used
+  pool.insert(key(c), c, true).state[0] = 3.0f;  // evicts b, the least recently used
   EXPECT_EQ(pool.evictions(), 1);
   EXPECT_FALSE(pool.find(key(b), b).has_value());
   ASSERT_TRUE(pool.find(key(a), a).has_value());
@@ -47,7 +47,7 @@ TEST(SnapshotPool, FindsByKeyVerifiesTokensAndEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(pool.use(*pool.find(key(c), c))[0], 3.0f);
   EXPECT_EQ(pool.bytes_used(), 2 * 3 * sizeof(float));
   SnapshotPool off(0, 3);
-  EXPECT_EQ(off.insert(key(a), a), nullptr);
+  EXPECT_EQ(off.insert(key(a), a, true).state, nullptr);
 }
 
 TEST(PrefixKeys, EachPrefixHasItsOwnKeyAndTheSaltSeparatesModels) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/step_model.h"
+#include "kernels/ref/ref_backend.h"
 #include "util/random.h"
 
 namespace ds::test {
@@ -29,6 +30,7 @@ class FakeStepModel : public StepModel {
     return g;
   }
   int64_t max_position_embeddings() const override { return max_positions; }
+  Backend& backend() override { return backend_; }
   void reserve(int64_t max_batch_tokens) override { capacity = max_batch_tokens; }
 
   // The history hash after `token` (exact in float: stays below 2^24).
@@ -55,7 +57,10 @@ class FakeStepModel : public StepModel {
     for (const SequenceInput& s : batch.sequences) {
       const auto n = static_cast<int64_t>(s.tokens.size());
       if (s.kind == StepKind::decode && n != 1) return Status::errorf("decode of ", n, " tokens");
-      if (s.kind == StepKind::prefill && s.start_pos % 64 != 0) return Status::errorf("prefill chunk starts at ", s.start_pos);
+      // Prefill chunks follow the 64-token grid; only the first after a decoded prefix-cache hit
+      // (rule 4: it starts where a generation stopped) starts off it, and it ends on it or at the end.
+      if (s.kind == StepKind::prefill && s.start_pos % 64 != 0 && (s.start_pos + n) % 64 != 0 && s.logits != LogitsRows::last)
+        return Status::errorf("prefill chunk [", s.start_pos, ", ", s.start_pos + n, ") is off the 64-token grid");
       if (static_cast<int64_t>(s.block_table.size()) * kv.block_size < s.start_pos + n) return Status::error("block table too short");
       float& seen = cache.states().conv(s.state_slot, 0)[0];
       float& hash = cache.states().recurrent(s.state_slot, 0)[0];
@@ -100,6 +105,9 @@ class FakeStepModel : public StepModel {
   int64_t capacity = 0;
   int64_t calls = 0, max_call_tokens = 0, max_call_sequences = 0;
   std::atomic<int64_t> tokens_computed{0};  // every token of every call
+
+ private:
+  RefBackend backend_;  // the cache's copies
 };
 
 }  // namespace ds::test

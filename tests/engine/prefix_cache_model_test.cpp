@@ -1,9 +1,13 @@
 // The prefix cache over a real (micro) Qwen3.5 checkpoint: a request that starts from a cached
 // prefix gives bit-identical logits and tokens to the same request computed from scratch, for a
 // hit at each kind of snapshot (message start, end of an earlier prompt, geometric position),
-// greedy and seeded sampling, alone and in a batch.
+// greedy and seeded sampling, alone and in a batch. A hit where an earlier generation stopped
+// (rule 4) came from decode steps: it agrees with cold to the recurrent-vs-chunked rounding, and
+// that bound is what is tested.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -46,11 +50,13 @@ class PrefixCacheOnModel : public ::testing::Test {
   std::mutex mutex_;
   std::map<uint64_t, std::vector<std::vector<float>>> logits_;  // by request id
 
-  void SetUp() override {
+  void SetUp() override { load(ComputeMode::fast); }
+  void load(ComputeMode mode) {
+    step_model_.reset();
     test::MicroOptions options;
     options.layers = 8;  // LLLF LLLF
-    test::write_micro_checkpoint(tmp_ / "m", options);
-    auto loaded = load_model(tmp_ / "m", backend_, ComputeMode::fast);
+    if (!std::filesystem::exists(tmp_ / "m")) test::write_micro_checkpoint(tmp_ / "m", options);
+    auto loaded = load_model(tmp_ / "m", backend_, mode);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     loaded_ = std::move(loaded).value();
     step_model_ = std::make_unique<Qwen35StepModel>(*loaded_.model);
@@ -139,6 +145,38 @@ TEST_F(PrefixCacheOnModel, HitAtAnEarlierPromptsEndEqualsCold) {
 TEST_F(PrefixCacheOnModel, HitAtAGeometricPositionEqualsCold) {
   const std::vector<int32_t> document = text(9, 1100);
   expect_warm_equals_cold(concat({document, text(10, 200)}), concat({document, text(11, 40)}), 1024, false);
+}
+
+// Rule 4: a client sends prompt + completion back with a new question. The warm run starts where
+// the generation stopped (its state from decode steps); a cold run prefills everything. They agree
+// to rounding: every logit within kDecodedBound of the row's largest magnitude, in either mode.
+TEST_F(PrefixCacheOnModel, HitWhereAGenerationStoppedAgreesWithColdToRounding) {
+  constexpr float kDecodedBound = 1e-3f;  // measured in docs/engine.md (rule 4)
+  for (ComputeMode mode : {ComputeMode::fast, ComputeMode::f32}) {
+    SCOPED_TRACE(mode == ComputeMode::fast ? "fast" : "f32");
+    load(mode);
+    const std::vector<int32_t> donor = text(12, 300);
+    auto engine = start(true);
+    const Output first = run(*engine, donor, false);
+    const std::vector<int32_t> target = concat({donor, first.tokens, text(13, 40)});
+    const Output warm = run(*engine, target, false);
+    EXPECT_EQ(warm.cached, 300 + 5) << "the prompt and every generated token but the last (never computed)";
+    const Output cold = run(*start(false), target, false);
+    ASSERT_EQ(warm.logits.size(), cold.logits.size());
+    float worst = 0.0f;
+    for (size_t i = 0; i < warm.logits.size(); ++i) {
+      float scale = 0.0f, diff = 0.0f;
+      for (size_t v = 0; v < cold.logits[i].size(); ++v) {
+        scale = std::max(scale, std::fabs(cold.logits[i][v]));
+        diff = std::max(diff, std::fabs(warm.logits[i][v] - cold.logits[i][v]));
+      }
+      worst = std::max(worst, diff / scale);
+      EXPECT_LE(diff, kDecodedBound * scale) << "logits row " << i;
+      if (warm.tokens[i] != cold.tokens[i]) break;  // a near tie went the other way: later rows differ in input
+    }
+    std::printf("rule-4 hit vs cold (%s): max |Δlogit| / max |logit| = %.3g over %zu rows\n",
+                mode == ComputeMode::fast ? "fast" : "f32", worst, warm.logits.size());
+  }
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ class PrefixCacheRestart : public ::testing::Test {
   EngineOptions options(uint64_t snapshots = 16, uint64_t identity = 7) {
     EngineOptions o;
     o.cache_memory = 4 << 20;
-    o.prefix_cache_memory = snapshots * model_.cache_geometry().slot_bytes();
+    const CacheGeometry g = model_.cache_geometry();
+    o.prefix_cache_memory = snapshots * (g.slot_bytes() + g.block_bytes());  // a state and a KV tail each
     o.limits = {256, 8};
     o.prefix_cache_dir = tmp_ / "cache";
     o.model_identity = identity;
@@ -90,6 +91,20 @@ TEST_F(PrefixCacheRestart, ANewEngineHitsWhatTheLastOneHeldAtShutdown) {
   EXPECT_GT(engine->counters().snapshots, 0) << "reloaded at start";
   EXPECT_EQ(run(*engine, prompt(1), &cached), FakeStepModel::greedy(prompt(1), 8, {}));
   EXPECT_EQ(cached, 960) << "the end-of-prompt snapshot of the previous engine";
+}
+
+TEST_F(PrefixCacheRestart, AContinuationAfterARestartStartsWhereTheGenerationStopped) {
+  // Rule 4: the finished generation's decoded snapshot (1,000 + 7 computed tokens, off the block
+  // grid) comes back with its exact flag and the KV tail of its last block; the fake model checks
+  // every position of that block against the restored state.
+  int64_t cached = -1;
+  const std::vector<int32_t> generated = run(*start(options()), prompt(1), &cached);
+  auto engine = start(options());
+  const std::vector<int32_t> continued = concat(prompt(1), generated);
+  EXPECT_EQ(run(*engine, continued, &cached), FakeStepModel::greedy(continued, 8, {}));
+  EXPECT_EQ(cached, 1007);
+  EXPECT_EQ(run(*engine, prompt(1), &cached), generated);
+  EXPECT_EQ(cached, 960) << "the exact snapshot is found as before";
 }
 
 TEST_F(PrefixCacheRestart, WhatIsEvictedWhileRunningIsSpilledAndReloaded) {
@@ -194,15 +209,35 @@ TEST(PrefixCacheRestartOnModel, AHitAfterARestartEqualsColdBitForBit) {
     out.logits = logits[stream->id()];
     return out;
   };
+  auto expect_equal = [](const Output& a, const Output& b) {
+    EXPECT_EQ(a.tokens, b.tokens);
+    ASSERT_EQ(a.logits.size(), b.logits.size());
+    for (size_t i = 0; i < a.logits.size(); ++i) EXPECT_EQ(a.logits[i], b.logits[i]) << "logits row " << i;
+  };
   const std::vector<int32_t> donor = text(7, 300, 10, 500);
   const std::vector<int32_t> target = concat(donor, text(8, 50, 10, 500));  // the prompt continued
   const Output cold = run(*start(false), target);
-  run(*start(true), donor);  // writes the cache at shutdown
+  const Output donor_output = run(*start(true), donor);  // writes the cache at shutdown
   const Output warm = run(*start(true), target);
   EXPECT_EQ(warm.cached, 256);
-  EXPECT_EQ(warm.tokens, cold.tokens);
-  ASSERT_EQ(warm.logits.size(), cold.logits.size());
-  for (size_t i = 0; i < warm.logits.size(); ++i) EXPECT_EQ(warm.logits[i], cold.logits[i]) << "logits row " << i;
+  expect_equal(warm, cold);
+
+  // A continuation of the donor's completion starts from its decoded (rule 4) snapshot, tail
+  // included: after a restart exactly as in the engine that took it.
+  std::filesystem::remove_all(tmp / "cache");
+  const std::vector<int32_t> continued = concat(concat(donor, donor_output.tokens), text(9, 20, 10, 500));
+  Output same_engine;
+  {
+    auto engine = start(true);
+    run(*engine, donor);
+    same_engine = run(*engine, continued);
+  }
+  std::filesystem::remove_all(tmp / "cache");
+  run(*start(true), donor);
+  const Output restarted = run(*start(true), continued);
+  EXPECT_EQ(same_engine.cached, 305) << "300 prompt + 5 computed generated tokens";
+  EXPECT_EQ(restarted.cached, same_engine.cached);
+  expect_equal(restarted, same_engine);
 }
 
 }  // namespace

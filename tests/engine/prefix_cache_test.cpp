@@ -104,7 +104,7 @@ TEST(PrefixCache, OffMeansNoHitsAndNoSnapshots) {
   EXPECT_EQ(c.cached_blocks, 0);
 }
 
-TEST(PrefixCache, TheSamePromptAgainRestartsFromItsLastChunkBoundary) {
+TEST(PrefixCache, TheSamePromptAgainRestartsFromItsLastChunkBoundaryAndAContinuationFromItsEnd) {
   FakeStepModel model;
   auto engine = Engine::start(model, chat_engine());
   ASSERT_TRUE(engine.ok());
@@ -114,10 +114,19 @@ TEST(PrefixCache, TheSamePromptAgainRestartsFromItsLastChunkBoundary) {
   EXPECT_EQ(cached, 0);
   EXPECT_EQ(run(**engine, prompt, 8, &cached), cold);
   EXPECT_EQ(cached, 960) << "the end-of-prompt snapshot: the last boundary before the last token";
-  // A prompt that continues it (a client sending prompt + completion back) starts there too.
+  // A prompt that continues it (a client sending prompt + completion back) starts where the
+  // generation stopped (rule 4): 1,000 + 7 computed tokens (the 8th was sampled, never computed).
   std::vector<int32_t> continued = prompt;
   append(continued, cold);
   EXPECT_EQ(run(**engine, continued, 8, &cached), FakeStepModel::greedy(continued, 8, {}));
+  EXPECT_EQ(cached, 1007);
+  // And its continuation from where that one stopped, again off the grid, with more text after it.
+  append(continued, FakeStepModel::greedy(continued, 8, {}));
+  append(continued, text(6, 100));
+  EXPECT_EQ(run(**engine, continued, 8, &cached), FakeStepModel::greedy(continued, 8, {}));
+  EXPECT_EQ(cached, 1015);
+  // The exact lookup is untouched: the first prompt again still hits its own boundary.
+  EXPECT_EQ(run(**engine, prompt, 8, &cached), cold);
   EXPECT_EQ(cached, 960);
 }
 
@@ -125,7 +134,8 @@ TEST(PrefixCache, TheSamePromptAgainRestartsFromItsLastChunkBoundary) {
 // output is still right, hits happen, and at the end every block and slot is free.
 TEST(PrefixCache, SoakOfInterleavedChatsWithSmallCachesLeaksNothing) {
   FakeStepModel model;
-  EngineOptions options = chat_engine(6 * model.cache_geometry().slot_bytes());  // 6 snapshots
+  const CacheGeometry g = model.cache_geometry();
+  EngineOptions options = chat_engine(6 * (g.slot_bytes() + g.block_bytes()));  // 6 snapshots (a state and a tail each)
   options.cache_memory = 8 * model.cache_geometry().slot_bytes() + 160 * model.cache_geometry().block_bytes();
   options.max_queue = 64;
   auto engine = Engine::start(model, options);

@@ -3,6 +3,7 @@
 // starves), whole-prompt admission, preemption that frees and later recomputes, and a cache that
 // never hands one block to two sequences.
 #include "engine/scheduler.h"
+#include "kernels/ref/ref_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ namespace {
 class Simulation {
  public:
   Simulation(SchedulerLimits limits, int64_t num_blocks, int64_t num_slots)
-      : limits(limits), scheduler(limits), cache(test::FakeStepModel().cache_geometry(), CacheCapacity{num_blocks, num_slots}) {}
+      : limits(limits), scheduler(limits), cache(test::FakeStepModel().cache_geometry(), CacheCapacity{num_blocks, num_slots}, backend) {}
 
   Request* submit(int64_t prompt_len, int64_t max_tokens) {
     SamplingParams params;
@@ -89,6 +90,7 @@ class Simulation {
 
   SchedulerLimits limits;
   Scheduler scheduler;
+  RefBackend backend;
   HybridCache cache;
   std::vector<std::unique_ptr<Request>> requests;
   std::vector<uint64_t> finished, admitted;

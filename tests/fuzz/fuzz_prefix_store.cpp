@@ -29,8 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const auto& snapshot = std::get<SnapshotRecord>(*record);
     if (snapshot.prefix.empty() || snapshot.state.size() != snapshot_state_floats(g)) __builtin_trap();
-    if (snapshot.tail.size() > max_tail_bytes(g) || !in_vocabulary(snapshot.prefix)) __builtin_trap();
-    if (prefix_keys(snapshot.prefix, g.identity()).back() != snapshot.key) __builtin_trap();
+    if (snapshot.tail.size() != tail_bytes_for(g, snapshot.prefix.size()) || !in_vocabulary(snapshot.prefix)) __builtin_trap();
+    const KeyFamily family = snapshot.exact ? KeyFamily::exact : KeyFamily::decoded;
+    if (family_key(prefix_keys(snapshot.prefix, g.identity()).back(), family) != snapshot.key) __builtin_trap();
     encoded = encode_record(identity, snapshot);
   }
   if (encoded.size() != size || !std::equal(encoded.begin(), encoded.end(), bytes.begin())) __builtin_trap();

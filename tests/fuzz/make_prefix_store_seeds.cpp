@@ -32,13 +32,15 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < g.block_bytes(); ++i) block.kv.push_back(static_cast<std::byte>(i * 7));
   write(dir / "kv_block", encode_record(identity, block));
   for (int with_tail = 0; with_tail < 2; ++with_tail) {
+    // An exact snapshot on the 64-token grid; a decoded one ending inside a block, with its tail.
     SnapshotRecord snapshot;
-    snapshot.prefix = {5, 6, 7, 8, 9, 10, 11, 12};
-    snapshot.key = prefix_keys(snapshot.prefix, g.identity()).back();
-    for (uint64_t i = 0; i < snapshot_state_floats(g); ++i) snapshot.state.push_back(0.25f * static_cast<float>(i) - 1.0f);
+    for (int32_t i = 0; i < (with_tail ? 67 : 64); ++i) snapshot.prefix.push_back(5 + i);
     snapshot.exact = with_tail == 0;
+    snapshot.key = family_key(prefix_keys(snapshot.prefix, g.identity()).back(),
+                              snapshot.exact ? KeyFamily::exact : KeyFamily::decoded);
+    for (uint64_t i = 0; i < snapshot_state_floats(g); ++i) snapshot.state.push_back(0.25f * static_cast<float>(i) - 1.0f);
     if (with_tail)
-      for (int i = 0; i < 6; ++i) snapshot.tail.push_back(static_cast<std::byte>(0x40 + i));
+      for (uint64_t i = 0; i < g.block_bytes(); ++i) snapshot.tail.push_back(static_cast<std::byte>(0x40 + i));
     write(dir / (with_tail ? "snapshot_tail" : "snapshot"), encode_record(identity, snapshot));
   }
   std::printf("wrote 3 seeds to %s\n", dir.c_str());

@@ -49,6 +49,7 @@ class CpuBackend final : public Backend {
                                   float* out) override;
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                  const KvLayerView& kv, float scale, float* out) override;
+  void copy(void* dst, const void* src, uint64_t bytes) override;
 
  private:
   // Int8 weights that share an input and an activation width (planes): activations quantised once

@@ -1,5 +1,6 @@
 // Reference row-wise and element-wise ops: the shared loops of elementwise.inc over the whole range.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/ref/ref_backend.h"
@@ -29,5 +30,7 @@ void RefBackend::add(float* x, const float* y, int64_t n) { add_range(x, y, 0, n
 void RefBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
   rope_tokens(x, heads, head_dim, angles, 0, tokens);
 }
+
+void RefBackend::copy(void* dst, const void* src, uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
 }  // namespace ds
