@@ -1,4 +1,4 @@
-// `deltaserve inspect --model DIR`: what a user wants to know before running a checkpoint —
+// `deltaserve inspect --model DIR` (or FILE.gguf, inspect_gguf.h): what a user wants to know before running a checkpoint —
 // architecture, layer pattern, sizes, dtypes, parameters and bytes per part, tokenizer and
 // template, and the memory a context needs. Binds every tensor, so it also validates the files.
 #include <cstdio>
@@ -6,6 +6,7 @@
 
 #include "cli_errors.h"
 #include "commands.h"
+#include "inspect_gguf.h"
 #include "io/checkpoint_files.h"
 #include "io/model_config.h"
 #include "io/safetensors_checkpoint.h"
@@ -39,6 +40,7 @@ std::string dtype_list(const std::map<DType, uint64_t>& counts) {
 void print_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
 
 int run_inspect(const InspectOptions& options) {
+  if (options.model_dir.ends_with(".gguf")) return inspect_gguf(options.model_dir);
   auto files = find_checkpoint_files(options.model_dir);
   if (!files.ok()) return report_error(files.status());
   auto config = load_model_config(options.model_dir);
@@ -126,7 +128,9 @@ int run_inspect(const InspectOptions& options) {
 CommandRunner add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* command = app.add_subcommand("inspect", "Describe a checkpoint: architecture, sizes, dtypes, memory; validates every tensor");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory (HF layout)")->required();
+  command->add_option("-m,--model", options->model_dir,
+                      "Checkpoint directory (HF layout), or a .gguf file (its container: metadata, tensor types, bits per weight)")
+      ->required();
   command->add_option("--context", options->context, "Context length to size memory for (also shown: 4K, 32K, 256K)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   return [options] { return run_inspect(*options); };

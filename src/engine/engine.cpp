@@ -183,10 +183,10 @@ bool Engine::is_stop_token(const Request& r, int32_t token) const {
 void Engine::step() {
   if (scheduler_.idle()) return;
   StepPlan plan = scheduler_.schedule(cache_);
+  for (Request* r : plan.preempted) preempted(*r);  // before the plan releases their caches
   cache_.apply(plan.cache);
   for (Request* r : plan.admitted) admitted(*r);
   gauges_.preemptions.fetch_add(static_cast<int64_t>(plan.preempted.size()));
-  for (Request* r : plan.preempted) log::debug("engine: request ", r->id, " preempted (KV blocks ran out); it will be recomputed");
   if (plan.chunks.empty()) {
     // Only reachable when the head of the queue can never fit, which submit's max_model_len check
     // rules out; fail it rather than spin.
@@ -249,6 +249,21 @@ void Engine::computed(Request& r, const ScheduledChunk& chunk) {
   // the state is snapshotted at the prompt's boundaries.
   if (chunk.kind == StepKind::prefill && before < r.prompt_len)
     cache_.cache_prefix(r.cache, r.prompt(), r.prefix_keys, r.num_computed, r.at_snapshot());
+}
+
+void Engine::preempted(Request& r) {
+  log::debug("engine: request ", r.id, " preempted (KV blocks ran out) after ", r.computed_at_preemption,
+             " tokens; it restarts from the cache");
+  if (!cache_.prefix_caching()) return;
+  // What it computed stays cache: a prefill stopped on the grid is a snapshot like any prompt's; a
+  // decoding request's state is a rule-4 snapshot, and it looks itself up again with what it generated.
+  const int64_t computed = r.computed_at_preemption;
+  if (computed < r.prompt_len) {
+    cache_.cache_prefix(r.cache, r.prompt(), r.prefix_keys, computed, computed > 0 && computed % kSnapshotGrid == 0);
+  } else {
+    cache_.cache_generation(r.cache, r.tokens, r.prefix_keys, computed);
+    r.prefix_keys = cache_.prefix_keys(r.tokens);
+  }
 }
 
 void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {

@@ -93,6 +93,7 @@ class Engine {
   void reap_cancelled();
   void admitted(Request& request);
   void computed(Request& request, const ScheduledChunk& chunk);
+  void preempted(Request& request);
   void finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token = std::nullopt,
               std::string error = {});
   bool is_stop_token(const Request& request, int32_t token) const;

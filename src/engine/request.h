@@ -35,9 +35,11 @@ struct Request {
   int64_t prefill_end = 0;   // tokens.size() when (re)admitted: tokens before it are prefilled (chunked kernel)
   SequenceCache cache;
   int64_t preemptions = 0;
+  int64_t computed_at_preemption = 0;  // num_computed when last preempted: cached before the release
 
-  // Prefix cache (empty when it is off): keys of prompt[0, p) for p = 0 .. prompt_len, and the
-  // chunk boundaries where prefill stops to snapshot the DeltaNet state (ascending).
+  // Prefix cache (empty when it is off): keys of tokens[0, p) for p = 0 .. prompt_len (after a
+  // preemption, .. total(): it is looked up again with what it generated), and the chunk boundaries
+  // where prefill stops to snapshot the DeltaNet state (ascending).
   std::vector<uint64_t> prefix_keys;
   std::vector<int64_t> snapshot_positions;
   int64_t cached_tokens = -1;  // prompt tokens the first admission found cached (-1: not admitted yet)
@@ -46,6 +48,10 @@ struct Request {
   int64_t generated() const { return total() - prompt_len; }
   bool prefilling() const { return num_computed < prefill_end; }
   std::span<const int32_t> prompt() const { return std::span<const int32_t>(tokens).first(static_cast<size_t>(prompt_len)); }
+  // The tokens prefix_keys covers: what a prefix-cache lookup matches.
+  std::span<const int32_t> keyed_tokens() const {
+    return std::span<const int32_t>(tokens).first(prefix_keys.empty() ? 0 : prefix_keys.size() - 1);
+  }
   // Where the next prefill call must end at the latest: the next snapshot boundary or the end.
   int64_t prefill_stop() const {
     const auto next = std::upper_bound(snapshot_positions.begin(), snapshot_positions.end(), num_computed);

@@ -41,6 +41,7 @@ void Scheduler::preempt(Request* victim, StepPlan& plan, int64_t& free_blocks, i
   if (victim->cache.slot >= 0) ++free_slots;
   plan.cache.release.push_back(&victim->cache);
   plan.preempted.push_back(victim);
+  victim->computed_at_preemption = victim->num_computed;
   victim->num_computed = 0;
   victim->prefill_end = 0;
   ++victim->preemptions;
@@ -114,7 +115,7 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
          static_cast<int64_t>(running_.size()) < limits_.max_seqs && free_slots > 0) {
     Request* r = waiting_.front();
     // A hit leaves at least the last token to compute: its logits start the generation.
-    const PrefixHit hit = cache.find_prefix(r->prompt(), r->prefix_keys, r->total() - 1);
+    const PrefixHit hit = cache.find_prefix(r->keyed_tokens(), r->prefix_keys, r->total() - 1);
     r->prefill_end = r->total();
     r->num_computed = hit.tokens;
     const int64_t n = prefill_chunk(*r, budget);
@@ -124,7 +125,7 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
     }
     waiting_.pop_front();
     running_.insert(std::upper_bound(running_.begin(), running_.end(), r, by_id), r);
-    if (hit.tokens > 0) plan.cache.restore.push_back({&r->cache, hit, r->prompt(), r->prefix_keys});
+    if (hit.tokens > 0) plan.cache.restore.push_back({&r->cache, hit, r->keyed_tokens(), r->prefix_keys});
     plan.admitted.push_back(r);
     take(r, n, StepKind::prefill, hit);
   }

@@ -13,7 +13,8 @@
 // chunk), so a prompt's results never depend on how it was split; a chunk also ends at each of
 // the prompt's snapshot boundaries, so the engine can snapshot the state there. When a running request needs a
 // block and none is free, the newest running request not yet scheduled this step is preempted
-// (its cache freed, recomputed later from its tokens); with none left, the request preempts itself.
+// (its cache released — what it computed stays cached — and it restarts later from the longest
+// cached prefix of its tokens); with none left, the request preempts itself.
 #pragma once
 
 #include <cstdint>

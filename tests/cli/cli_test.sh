@@ -89,6 +89,14 @@ expect_ok inspect_flat_layout 'text-only \(model\.\*\), [2-9] file' "$bin" inspe
 expect_ok inspect_flat_mtp 'mtp +15 tensors, skipped' "$bin" inspect --model "$work/flat"
 expect_ok inspect_flat_dtype 'F32 ×' "$bin" inspect --model "$work/flat"
 
+# GGUF containers (gguf-py's fixture): inspect describes them; a cut file is one clear error.
+gguf_fixture=$(dirname "$0")/../fixtures/gguf/container.gguf
+expect_ok inspect_gguf_container 'GGUF v3, 18 metadata pairs, 5 tensors, alignment 64' "$bin" inspect --model "$gguf_fixture"
+expect_ok inspect_gguf_types 'Q4_K +1 +512 +288 B +4\.50' "$bin" inspect --model "$gguf_fixture"
+expect_ok inspect_gguf_tensor 'blk\.0\.ffn_up\.weight +Q8_0 +64 x 2 +8\.50' "$bin" inspect --model "$gguf_fixture"
+head -c 1000 "$gguf_fixture" >"$work/cut.gguf"
+expect_error inspect_gguf_cut 'cut\.gguf: tensor token_embd\.weight .* runs past the end of the file' "$bin" inspect --model "$work/cut.gguf"
+
 # logits and generate (stable contracts): a fixture checkpoint from tests/fixtures.
 fixture=$(dirname "$0")/../fixtures/d_text_only
 expect_ok logits_file 'wrote .*\[5, 512\]' "$bin" logits --model "$fixture" --tokens 1,2,3,4,5 --chunks 3,1,1 --out "$work/l.npy"

@@ -130,6 +130,43 @@ TEST(PrefixCache, TheSamePromptAgainRestartsFromItsLastChunkBoundaryAndAContinua
   EXPECT_EQ(cached, 960);
 }
 
+// A decoding request preempted for KV blocks leaves a snapshot where it stopped: once capacity
+// returns it restarts there (its blocks survived), computing no token twice.
+TEST(PrefixCache, APreemptedRequestRestartsWhereItStopped) {
+  FakeStepModel model;
+  EngineOptions options = chat_engine();
+  options.cache_memory = 2 * model.cache_geometry().slot_bytes() + 24 * model.cache_geometry().block_bytes();
+  options.limits = {512, 2};
+  auto engine = Engine::start(model, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  ASSERT_EQ((*engine)->limits().capacity.num_blocks, 24);
+  SamplingParams long_params, short_params;
+  // a needs its 21st block at position 320, when b holds 4 (it is at 60): b is preempted there, and
+  // its blocks stay cached, since a needs no more (300 + 36 − 1 computed: 21 blocks).
+  long_params.max_tokens = 36;
+  short_params.max_tokens = 60;
+  long_params.ignore_eos = short_params.ignore_eos = true;
+  const std::vector<int32_t> a = text(21, 300), b = text(22, 40);
+  auto first = (*engine)->submit(a, long_params);
+  auto second = (*engine)->submit(b, short_params);
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto collect = [](RequestStream& stream) {
+    std::vector<int32_t> out;
+    while (auto event = stream.next()) {
+      for (const SampledToken& t : event->tokens) out.push_back(t.token);
+      if (event->finish) {
+        EXPECT_EQ(*event->finish, FinishReason::length) << event->error;
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(collect(**first), FakeStepModel::greedy(a, 36, {}));
+  EXPECT_EQ(collect(**second), FakeStepModel::greedy(b, 60, {}));
+  const EngineCounters c = (*engine)->counters();
+  EXPECT_GE(c.preemptions, 1) << "24 blocks cannot hold both: the newer must wait";
+  EXPECT_EQ(model.tokens_computed.load(), (300 + 35) + (40 + 59)) << "every token computed once";
+}
+
 // Chats that share a system prompt, interleaved, through caches too small for all of them: every
 // output is still right, hits happen, and at the end every block and slot is free.
 TEST(PrefixCache, SoakOfInterleavedChatsWithSmallCachesLeaksNothing) {

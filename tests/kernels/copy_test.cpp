@@ -1,5 +1,5 @@
-// Backend::copy: the cache's snapshot and KV-block copies. The CPU backend splits large copies over
-// its threads in page-sized ranges; every byte must land, whatever the size and alignment.
+// Backend::copy: the cache's snapshot and KV-block copies; every byte must land, whatever the size
+// and alignment, and nothing outside the destination range may change.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -11,14 +11,13 @@
 namespace ds {
 namespace {
 
-// The copy does not depend on the instruction set: one backend with two threads covers it.
 TEST(CpuCopy, EveryByteLandsForAnySizeAndOffset) {
   CpuBackend backend(detect_isa(), 2);
   RefBackend ref;
   uint64_t seed = 3;
   std::vector<std::byte> src((3 << 20) + 4099);
   for (std::byte& b : src) b = static_cast<std::byte>(splitmix64(seed));
-  // Below and above the threaded size, page multiples and not, aligned and not.
+  // Empty, small, page multiples and not, aligned and not.
   for (const uint64_t bytes : {uint64_t{0}, uint64_t{1}, uint64_t{4095}, uint64_t{1} << 20, (uint64_t{1} << 20) + 1,
                                (uint64_t{3} << 20) + 7}) {
     for (const size_t offset : {size_t{0}, size_t{3}}) {

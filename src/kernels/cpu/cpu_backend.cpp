@@ -5,7 +5,6 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cstring>
 
 #include "kernels/cpu/matmul_kernels.h"
@@ -209,17 +208,10 @@ void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,
   });
 }
 
-// One memcpy per thread over page-aligned ranges: a single core's copy stream leaves bandwidth
-// unused (a 2B snapshot restore, 19 MiB, first touches its slot's pages too).
-void CpuBackend::copy(void* dst, const void* src, uint64_t bytes) {
-  constexpr uint64_t kParallelBytes = uint64_t{1} << 20, kPage = 4096;
-  if (bytes < kParallelBytes || pool_.size() == 1) return static_cast<void>(std::memcpy(dst, src, bytes));
-  pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(static_cast<int64_t>((bytes + kPage - 1) / kPage), t, threads);
-    const uint64_t from = static_cast<uint64_t>(begin) * kPage, to = std::min(bytes, static_cast<uint64_t>(end) * kPage);
-    if (from < to) std::memcpy(static_cast<std::byte*>(dst) + from, static_cast<const std::byte*>(src) + from, to - from);
-  });
-}
+// One memcpy on the calling thread: splitting a 2B snapshot (19.3 MiB) over two threads measured
+// the same here (take 2.1–2.5 ms, restore 2.0–2.3 ms either way, docs/benchmarks.md): one core's
+// copy stream already meets what the memory gives two.
+void CpuBackend::copy(void* dst, const void* src, uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
 // Small or copy-bound ops: the scalar reference.
 void CpuBackend::embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) {

@@ -1,0 +1,11 @@
+// `deltaserve inspect --model FILE.gguf`: the container's header, architecture and tokenizer
+// metadata, tensors by ggml type with bits per weight, then every tensor (name, type, shape, bpw).
+#pragma once
+
+#include <string>
+
+namespace ds::app {
+
+int inspect_gguf(const std::string& path);
+
+}  // namespace ds::app

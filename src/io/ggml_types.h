@@ -1,0 +1,21 @@
+// The ggml tensor types a GGUF file may name (llama.cpp's enum ggml_type, numbered as in the file):
+// each a block of `block_size` values stored in `type_size` bytes. The container parser knows them
+// all, so `inspect` can show any file; which ones the model can compute with is decided by the loader.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace ds {
+
+struct GgmlTypeInfo {
+  uint32_t id;
+  const char* name;     // as llama.cpp prints it: F32, Q4_K, IQ4_XS, ...
+  int64_t block_size;   // values per block
+  int64_t type_size;    // bytes per block
+};
+
+// The type with this id, or nullopt for an id no ggml release assigns (or one since removed).
+std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id);
+
+}  // namespace ds
