@@ -79,8 +79,8 @@ class PeakResidentMemory {
 };
 
 // Bytes one decode step must read: every text weight it uses (the whole head, one embedding row),
-// DeltaNet state read + written, and the KV of `context` positions.
-uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
+// DeltaNet state read + written, and the KV of `context` positions in the cache's dtype.
+uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context, KvDtype kv_dtype) {
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config,
                                                     loaded.config.nested ? kNestedTextPrefix : kFlatTextPrefix);
@@ -95,7 +95,8 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context) {
   const ContextMemory memory = context_memory(c, context);
   const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *
                              c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4;
-  return bytes + 2 * recurrent + memory.kv_bytes;
+  const uint64_t kv_bytes = memory.kv_bytes / sizeof(float) * static_cast<uint64_t>(kv_dtype_bytes(kv_dtype));
+  return bytes + 2 * recurrent + kv_bytes;
 }
 
 void emit(bool json, const std::string& test, double tokens_per_s, const BenchOptions& o, int threads,
@@ -269,7 +270,7 @@ int run_bench(const BenchOptions& options) {
     }
     const double bandwidth = probe_sum / probes;
     const double tps = options.decode_tokens / seconds;
-    const uint64_t step_bytes = decode_step_bytes(*loaded, context + options.decode_tokens / 2);
+    const uint64_t step_bytes = decode_step_bytes(*loaded, context + options.decode_tokens / 2, *kv_dtype);
     const double floor_tps = bandwidth / static_cast<double>(step_bytes);
     emit(options.json, "tg" + std::to_string(options.decode_tokens), tps, options, threads,
          str_cat(", \"tpot_s\": ", seconds / options.decode_tokens, ", \"floor_fraction\": ", tps / floor_tps,
