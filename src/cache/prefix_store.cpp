@@ -132,7 +132,7 @@ void PrefixStore::skip(const std::string& name, const std::string& why, bool rem
   if (remove) erase(name, true);
 }
 
-void PrefixStore::erase(const std::string& name, bool remove_file) {
+void PrefixStore::erase(std::string name, bool remove_file) {  // by value: callers pass by_age_'s own copy
   const auto it = files_.find(name);
   if (it == files_.end()) return;
   used_ -= it->second.bytes;

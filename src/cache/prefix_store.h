@@ -71,7 +71,7 @@ class PrefixStore {
   void scan();
   void put_bytes(const std::string& name, RecordKind kind, const std::vector<std::byte>& bytes);
   void skip(const std::string& name, const std::string& why, bool remove);
-  void erase(const std::string& name, bool remove_file);
+  void erase(std::string name, bool remove_file);
   void touch(const std::string& name);
   void stamp(const std::string& name);
 
