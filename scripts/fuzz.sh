@@ -3,7 +3,7 @@
 # tests/fuzz/corpus/TARGET (which CI replays) with a minimal one (-merge=1 into an empty folder) that
 # covers every edge the old corpus and the run reached. Crashes are written to fuzz-artifacts/.
 # Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: a folder of tests/fuzz/corpus (safetensors_header, model_config,
-#   chat_template, chat_render, output_parsers, openai_request, gguf_file)
+#   chat_template, chat_render, output_parsers, openai_request, gguf_file, prefix_store)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh safetensors_header|model_config|chat_template SECONDS}
@@ -19,13 +19,17 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
   -DDELTASERVE_FUZZ=ON -DDELTASERVE_TESTS=ON >/dev/null
 cmake --build build-fuzz --target "fuzz_$target"
 
-dict=tests/fuzz/json.dict
-case $target in chat_template | chat_render) dict=tests/fuzz/jinja.dict ;; gguf_file) dict=tests/fuzz/gguf.dict ;; esac
+dict=(-dict=tests/fuzz/json.dict)
+case $target in
+  chat_template | chat_render) dict=(-dict=tests/fuzz/jinja.dict) ;;
+  gguf_file) dict=(-dict=tests/fuzz/gguf.dict) ;;
+  prefix_store) dict=() ;;  # a binary format: no words to suggest
+esac
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp "tests/fuzz/corpus/$target/"* "$scratch/"
 mkdir -p fuzz-artifacts
-"build-fuzz/tests/fuzz/fuzz_$target" "$scratch" -dict="$dict" -max_len=8192 \
+"build-fuzz/tests/fuzz/fuzz_$target" "$scratch" "${dict[@]}" -max_len=8192 \
   -max_total_time="$seconds" -artifact_prefix=fuzz-artifacts/ -print_final_stats=1
 # Merging into the kept corpus would only ever add files; merging into an empty folder keeps the
 # smallest inputs that together reach every edge of the old corpus and the run. -use_counters=0:

@@ -163,6 +163,9 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
 }
 
 int run_bench(const BenchOptions& options) {
+  // Cold and warm times mean nothing over a cache that outlives the run.
+  if (!options.engine.prefix_cache_dir.empty())
+    return report_error(Status::error("bench: --prefix-cache-dir is not accepted (cold prefills would start warm)"));
   auto prompt_lengths = parse_int_list(options.prompts, "--prompts");
   if (!prompt_lengths.ok()) return report_error(prompt_lengths.status());
   for (int32_t n : *prompt_lengths)

@@ -23,9 +23,19 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
                                   "Memory for DeltaNet snapshots of the prefix cache, on top of --cache-memory "
                                   "(a Qwen3.5-2B snapshot is 19.3 MiB)")
                      ->capture_default_str();
+  auto* dir = command->add_option("--prefix-cache-dir", options.prefix_cache_dir,
+                                  "Keep the prefix cache on disk in this directory: evicted KV blocks and snapshots "
+                                  "(and at shutdown all of them) are written there, and reloaded at the next start; "
+                                  "files of another model, config or version are skipped");
+  auto* disk = command
+                   ->add_option("--prefix-cache-disk", options.prefix_cache_disk,
+                                "Disk space --prefix-cache-dir may use; the oldest files are deleted first")
+                   ->capture_default_str();
   command->add_flag("--no-prefix-cache", options.no_prefix_cache,
                     "Compute every prompt from its first token (no cached KV blocks or DeltaNet snapshots)")
-      ->excludes(prefix);
+      ->excludes(prefix)
+      ->excludes(dir)
+      ->excludes(disk);
   command->add_option("--max-batch-tokens", options.engine.limits.max_batch_tokens,
                       "Token budget of one engine step (prefill chunks + decodes)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
@@ -64,6 +74,11 @@ Result<EngineOptions> engine_options(const EngineCliOptions& options) {
   DS_ASSIGN_OR_RETURN(const uint64_t prefix_cache_memory,
                       parse_byte_size(options.prefix_cache_memory, "--prefix-cache-memory"));
   engine.prefix_cache_memory = options.no_prefix_cache ? 0 : prefix_cache_memory;
+  DS_ASSIGN_OR_RETURN(engine.prefix_cache_disk, parse_byte_size(options.prefix_cache_disk, "--prefix-cache-disk"));
+  if (!options.prefix_cache_dir.empty() && !options.no_prefix_cache) {
+    DS_TRY(prepare_prefix_store_dir(options.prefix_cache_dir));
+    engine.prefix_cache_dir = options.prefix_cache_dir;
+  }
   return engine;
 }
 
@@ -88,6 +103,9 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
               human_bytes(l.snapshot_bytes), " (--prefix-cache-memory ", human_bytes(options.prefix_cache_memory),
               "), KV blocks shared by content",
               options.snapshots.message_start_tokens.empty() ? "; no message-start token known (snapshots at prompt ends and every 1K–4K only)" : "");
+  if (l.capacity.num_snapshots > 0 && !options.prefix_cache_dir.empty())
+    log::info("engine: prefix cache on disk in ", options.prefix_cache_dir, " (--prefix-cache-disk ",
+              human_bytes(options.prefix_cache_disk), ")");
   else
     log::info("engine: prefix cache off");
   log::info("engine: max_model_len ", l.max_model_len, " (", l.max_model_len_source, ")");

@@ -16,6 +16,8 @@ struct EngineCliOptions {
   std::string cache_memory = "4GiB";
   std::string kv_cache_dtype = "auto";
   std::string prefix_cache_memory = "2GiB";
+  std::string prefix_cache_dir;
+  std::string prefix_cache_disk = "8GiB";
   bool no_prefix_cache = false;
   EngineOptions engine;
 };
@@ -23,7 +25,8 @@ struct EngineCliOptions {
 void add_engine_options(CLI::App* command, EngineCliOptions& options);
 // Parses "4GiB", "512MiB", "1.5G", "1000000" (bytes) into bytes.
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
-// The engine options with the byte size parsed.
+// The engine options with the byte sizes parsed; --prefix-cache-dir created and checked writable
+// (so a bad directory fails before the model loads).
 Result<EngineOptions> engine_options(const EngineCliOptions& options);
 // The KV cache dtype --kv-cache-dtype asks of a model computing in `mode` (auto: bf16 in fast mode,
 // fp32 in f32 mode; bf16 in f32 mode is an error).

@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
+#include "model_identity.h"
 #include "io/generation_config.h"
 #include "model/model_loader.h"
 #include "run_options.h"
@@ -87,6 +88,8 @@ int run_generate(GenerateOptions options) {
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
   auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
+  if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
+    return report_error(identified);
   Qwen35StepModel step_model(*loaded->model, *kv_dtype);
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return report_error(engine.status());

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
+#include "model_identity.h"
 #include "io/generation_config.h"
 #include "model/model_loader.h"
 #include "run_options.h"
@@ -153,6 +154,8 @@ int run_serve(const ServeOptions& options) {
   }
   auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
   if (!kv_dtype.ok()) return fail(kv_dtype.status());
+  if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
+    return fail(identified);
   Qwen35StepModel step_model(*loaded->model, *kv_dtype);
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return fail(engine.status());

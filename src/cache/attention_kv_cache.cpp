@@ -76,4 +76,17 @@ void AttentionKvCache::release(std::vector<int32_t>& table) {
   table.clear();
 }
 
+bool AttentionKvCache::adopt_block(uint64_t key, std::span<const int32_t> tokens, const std::byte* kv,
+                                   Backend& backend) {
+  DS_CHECK(static_cast<int64_t>(tokens.size()) == block_size(), "adopting a block of ", tokens.size(), " tokens");
+  if (pool_.find(key)) return false;
+  const auto block = pool_.allocate_uncached();
+  if (!block) return false;
+  storage_.restore_block(*block, kv, backend);
+  pool_.set_key(*block, key);
+  std::copy(tokens.begin(), tokens.end(), block_tokens_.get() + *block * block_size());
+  pool_.release(*block);
+  return true;
+}
+
 }  // namespace ds

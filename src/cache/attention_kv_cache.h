@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,6 +46,17 @@ class AttentionKvCache {
   int64_t key_blocks(std::span<const int32_t> table, std::span<const int32_t> tokens, std::span<const uint64_t> keys,
                      int64_t first, int64_t positions, KeyFamily family);
   void release(std::vector<int32_t>& table);
+
+  // Persistence (PrefixStore): the tokens a cached block was keyed with; evictions reported to
+  // `observer(block, key)` while the block still holds its content; a reloaded block made cached
+  // and unreferenced (most recently used), false when no free block is left that caches nothing.
+  std::span<const int32_t> block_tokens(int32_t block) const {
+    return {block_tokens_.get() + block * block_size(), static_cast<size_t>(block_size())};
+  }
+  void set_eviction_observer(std::function<void(int32_t, uint64_t)> observer) {
+    pool_.set_eviction_observer(std::move(observer));
+  }
+  bool adopt_block(uint64_t key, std::span<const int32_t> tokens, const std::byte* kv, Backend& backend);
 
  private:
   // The cached block that holds tokens[b·B, (b+1)·B) after the same tokens, if any.

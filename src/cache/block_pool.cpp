@@ -47,12 +47,18 @@ std::optional<int32_t> BlockPool::allocate() {
   unlink(b);
   auto& key = key_[static_cast<size_t>(b)];
   if (key) {
+    if (on_evict_) on_evict_(b, *key);
     by_key_.erase(*key);
     key.reset();
     ++evictions_;
   }
   ref_count_[static_cast<size_t>(b)] = 1;
   return b;
+}
+
+std::optional<int32_t> BlockPool::allocate_uncached() {
+  if (head_ == kNone || key_[static_cast<size_t>(head_)]) return std::nullopt;  // keyless blocks lead the queue
+  return allocate();
 }
 
 void BlockPool::acquire(int32_t b) {
@@ -80,6 +86,16 @@ bool BlockPool::set_key(int32_t b, uint64_t key) {
   key_[static_cast<size_t>(b)] = key;
   by_key_.emplace(key, b);
   return true;
+}
+
+std::vector<std::pair<int32_t, uint64_t>> BlockPool::cached_blocks_by_age() const {
+  std::vector<std::pair<int32_t, uint64_t>> out;
+  out.reserve(by_key_.size());
+  for (int32_t b = head_; b != kNone; b = next_[static_cast<size_t>(b)])
+    if (const auto& key = key_[static_cast<size_t>(b)]) out.emplace_back(b, *key);
+  for (int32_t b = 0; b < num_blocks(); ++b)
+    if (ref_count_[static_cast<size_t>(b)] > 0 && key_[static_cast<size_t>(b)]) out.emplace_back(b, *key_[static_cast<size_t>(b)]);
+  return out;
 }
 
 }  // namespace ds

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ds {
@@ -28,6 +30,8 @@ class BlockPool {
 
   // An unreferenced block with reference count 1; nullopt when every block is referenced.
   std::optional<int32_t> allocate();
+  // An unreferenced block that caches nothing, with reference count 1; nullopt when none is left.
+  std::optional<int32_t> allocate_uncached();
   // One more reference to a block (a cached hit; it leaves the free queue if it was there).
   void acquire(int32_t block);
   // One reference fewer; at zero the block joins the free queue (still cached if it has a key).
@@ -38,6 +42,12 @@ class BlockPool {
   // Gives a referenced block its content key. False (and nothing changes) when another block
   // already holds the key: the duplicate stays private and is reused as soon as it is released.
   bool set_key(int32_t block, uint64_t key);
+
+  // Persistence (PrefixStore): `observer(block, key)` runs when allocate() evicts a cached block,
+  // before its key is dropped and while its storage still holds the content.
+  void set_eviction_observer(std::function<void(int32_t, uint64_t)> observer) { on_evict_ = std::move(observer); }
+  // Every cached block with its key: unreferenced ones least recently used first, then referenced.
+  std::vector<std::pair<int32_t, uint64_t>> cached_blocks_by_age() const;
 
  private:
   static constexpr int32_t kNone = -1;
@@ -54,6 +64,7 @@ class BlockPool {
   int32_t head_ = kNone, tail_ = kNone;
   int64_t free_count_ = 0;
   int64_t evictions_ = 0;
+  std::function<void(int32_t, uint64_t)> on_evict_;
 };
 
 }  // namespace ds

@@ -140,6 +140,11 @@ class HybridCache {
     return static_cast<uint64_t>(snapshots().capacity()) * (snapshots().snapshot_bytes() + geometry_.block_bytes());
   }
 
+  // The managers themselves, for the prefix store (hybrid_cache_store.h).
+  AttentionKvCache& attention() { return attention_; }
+  DeltaNetStateCache& deltanet() { return deltanet_; }
+  Backend& backend() { return backend_; }
+
  private:
   // Snapshots the sequence's state after prefix (and the filled part of its last block when the
   // prefix ends inside one), under `key`.

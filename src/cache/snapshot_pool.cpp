@@ -33,6 +33,7 @@ SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t
   const auto victim = std::min_element(entries_.begin(), entries_.end(),
                                        [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
   if (victim->last_used != 0) {
+    if (on_evict_) on_evict_(static_cast<int32_t>(victim - entries_.begin()));
     by_key_.erase(victim->key);
     ++evictions_;
     if (!victim->exact) --decoded_;
@@ -60,6 +61,15 @@ SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t
 const float* SnapshotPool::use(int32_t entry) {
   entries_[static_cast<size_t>(entry)].last_used = ++clock_;
   return states_.get() + static_cast<int64_t>(entry) * floats_;
+}
+
+std::vector<int32_t> SnapshotPool::entries_by_age() const {
+  std::vector<int32_t> out;
+  for (const auto& [key, entry] : by_key_) out.push_back(entry);
+  std::sort(out.begin(), out.end(), [&](int32_t a, int32_t b) {
+    return entries_[static_cast<size_t>(a)].last_used < entries_[static_cast<size_t>(b)].last_used;
+  });
+  return out;
 }
 
 }  // namespace ds

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,6 +43,14 @@ class SnapshotPool {
   std::span<const std::byte> tail(int32_t entry) const { return entries_[static_cast<size_t>(entry)].tail; }
   bool exact(int32_t entry) const { return entries_[static_cast<size_t>(entry)].exact; }
 
+  // Persistence (PrefixStore): `observer(entry)` runs when insert() evicts a snapshot, before it
+  // is overwritten; every snapshot held, least recently used first; an entry's key, prefix, state.
+  void set_eviction_observer(std::function<void(int32_t)> observer) { on_evict_ = std::move(observer); }
+  std::vector<int32_t> entries_by_age() const;
+  uint64_t key(int32_t entry) const { return entries_[static_cast<size_t>(entry)].key; }
+  std::span<const int32_t> prefix(int32_t entry) const { return entries_[static_cast<size_t>(entry)].prefix; }
+  const float* state(int32_t entry) const { return states_.get() + static_cast<int64_t>(entry) * floats_; }
+
  private:
   struct Entry {
     uint64_t key = 0;
@@ -59,6 +68,7 @@ class SnapshotPool {
   int64_t evictions_ = 0;
   int64_t decoded_ = 0;
   uint64_t tail_bytes_ = 0;  // Σ tail.size() over the entries
+  std::function<void(int32_t)> on_evict_;
 };
 
 }  // namespace ds

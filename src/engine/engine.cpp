@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "cache/hybrid_cache_store.h"
 #include "util/check.h"
+#include "util/human.h"
 #include "util/log.h"
 
 namespace ds {
@@ -35,18 +37,38 @@ Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOpti
     limits.max_model_len_source = str_cat("lowered from max_position_embeddings ", config_len,
                                           " to what the cache memory holds for one sequence");
   }
+  std::unique_ptr<PrefixStore> store;
+  if (!options.prefix_cache_dir.empty() && limits.capacity.num_snapshots > 0) {
+    if (options.model_identity == 0)
+      return Status::internal("--prefix-cache-dir needs the model's identity (EngineOptions::model_identity), found none");
+    StoreIdentity identity;
+    identity.model = options.model_identity;
+    identity.geometry = geometry.identity();
+    DS_ASSIGN_OR_RETURN(store, PrefixStore::open(options.prefix_cache_dir, options.prefix_cache_disk, identity, geometry,
+                                                 model.vocab_size()));
+  }
   model.reserve(options.limits.max_batch_tokens);
-  return std::unique_ptr<Engine>(new Engine(model, options, limits));
+  return std::unique_ptr<Engine>(new Engine(model, options, limits, std::move(store)));
 }
 
-Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimits& limits)
+Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimits& limits,
+               std::unique_ptr<PrefixStore> store)
     : model_(model),
       options_(options),
       limits_(limits),
+      store_(std::move(store)),
       cache_(model.cache_geometry(), limits.capacity, model.backend(), options.snapshots),
       scheduler_(options.limits),
       logits_(static_cast<size_t>(options.limits.max_seqs * model.vocab_size())),
       seeds_(options.seed) {
+  if (store_) {
+    const PrefixStore::Reloaded reloaded = reload_prefix_cache(cache_, *store_);
+    log::info("prefix cache: reloaded ", reloaded.snapshots, " snapshots and ", reloaded.blocks, " KV blocks (",
+              human_bytes(reloaded.bytes), ") from ", store_->dir().string(), "; skipped ", reloaded.skipped.size(),
+              " files");
+    spill_evictions(cache_, *store_);
+    publish_counters();
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -57,6 +79,8 @@ Engine::~Engine() {
   }
   wake_.notify_all();
   thread_.join();
+  // Every request has ended and given its blocks back: what is cached now is complete.
+  if (store_) flush_prefix_cache(cache_, *store_);
 }
 
 Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> prompt, const SamplingParams& params) {

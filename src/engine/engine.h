@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/hybrid_cache.h"
+#include "cache/prefix_store.h"
 #include "engine/request.h"
 #include "engine/request_stream.h"
 #include "engine/sampling_params.h"
@@ -28,6 +29,13 @@ struct EngineOptions {
   uint64_t cache_memory = uint64_t{4} << 30;  // bytes for KV blocks + DeltaNet state slots
   uint64_t prefix_cache_memory = uint64_t{2} << 30;  // bytes for DeltaNet snapshots; 0: no prefix cache
   SnapshotPolicy snapshots;                    // where prompts are snapshotted (message start tokens)
+  // The prefix cache on disk (empty: memory only): evicted and, at shutdown, all cached blocks and
+  // snapshots are written there within prefix_cache_disk bytes, and reloaded at start.
+  std::string prefix_cache_dir;
+  uint64_t prefix_cache_disk = uint64_t{8} << 30;
+  // Names the model's weights, config and compute mode in those files (files of another model are
+  // skipped); required with prefix_cache_dir. The app hashes the checkpoint (model_identity.h).
+  uint64_t model_identity = 0;
   SchedulerLimits limits;                      // --max-batch-tokens, --max-seqs
   int64_t max_model_len = 0;                   // 0: the model's max_position_embeddings, lowered to what the cache holds
   int64_t max_queue = 256;                     // requests waiting for capacity before submit answers "overloaded"
@@ -79,7 +87,7 @@ class Engine {
   EngineCounters counters() const;
 
  private:
-  Engine(StepModel& model, const EngineOptions& options, const EngineLimits& limits);
+  Engine(StepModel& model, const EngineOptions& options, const EngineLimits& limits, std::unique_ptr<PrefixStore> store);
   void loop();
   void step();
   void reap_cancelled();
@@ -94,6 +102,7 @@ class Engine {
   StepModel& model_;
   const EngineOptions options_;
   const EngineLimits limits_;
+  std::unique_ptr<PrefixStore> store_;  // null: no --prefix-cache-dir; outlives cache_, which spills into it
   HybridCache cache_;
   Scheduler scheduler_;
   std::vector<std::unique_ptr<Request>> requests_;  // engine thread only: every admitted-or-waiting request

@@ -134,6 +134,18 @@ expect_error serve_bad_template_kwargs 'default-template-kwargs: expected a JSON
 expect_error serve_no_tokenizer 'serve needs the tokenizer' "$bin" serve --model "$fixture" --port 0
 expect_error serve_bad_port 'port' "$bin" serve --model "$fixture" --port 70000
 expect_ok generate_engine_limits 'engine: max_model_len 4096 \(the config' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
+# --prefix-cache-dir: a directory that cannot be made fails before the model loads; a second run
+# reloads what the first one cached (70 tokens: a snapshot at 64 and its 4 KV blocks, and one where
+# the generation stopped).
+expect_usage_error prefix_cache_dir_excluded 'generate: --prefix-cache-dir excludes --no-prefix-cache' \
+  "$bin" generate --model "$fixture" --tokens 1 --no-prefix-cache --prefix-cache-dir "$work/pc"
+expect_error prefix_cache_dir_unwritable 'prefix-cache-dir .*/config.json/pc: cannot create the directory' \
+  "$bin" generate --model "$fixture" --tokens 1 --prefix-cache-dir "$fixture/config.json/pc"
+prompt70=$(seq -s, 10 79)
+expect_ok prefix_cache_dir_first 'reloaded 0 snapshots and 0 KV blocks' \
+  "$bin" generate --model "$fixture" --tokens "$prompt70" --max-tokens 2 --ids --prefix-cache-dir "$work/pc"
+expect_ok prefix_cache_dir_restart 'reloaded 2 snapshots and 4 KV blocks .* skipped 0 files' \
+  "$bin" generate --model "$fixture" --tokens "$prompt70" --max-tokens 2 --ids --prefix-cache-dir "$work/pc"
 
 # tokenize / detokenize / generate --prompt (stable contracts): the project tokenizer of the tiny checkpoint.
 expect_ok tokenize_ids '^15487,15021,248046,1642$' "$bin" tokenize --model "$work/tiny" --text 'Hello world<|im_end|> é' -q
