@@ -201,7 +201,7 @@ int run_serve(ServeOptions options) {
 
 CommandRunner add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
-  CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, metrics)");
+  CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, tokenize, metrics)");
   command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
   command->add_option("--host", options->http.host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->http.port, "Port to listen on (0: any free port, logged)")
