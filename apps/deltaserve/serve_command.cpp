@@ -1,5 +1,5 @@
-// `deltaserve serve --model DIR [--host H] [--port P] ...`: the OpenAI-compatible server. It takes its
-// port first (a busy port fails at once, before any model load; /health and /ready answer during
+// `deltaserve serve --model DIR [--host H] [--port P] ...`: the OpenAI-compatible server. It checks its
+// access flags and takes its port first (a busy port fails at once, before any model load; /health and /ready answer during
 // start-up), loads and warms the model, then goes ready.
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +19,7 @@
 #include "io/generation_config.h"
 #include "model/model_loader.h"
 #include "run_options.h"
+#include "serve_options.h"
 #include "server/http_server.h"
 #include "server/openai_service.h"
 #include "tokenizer/chat_template.h"
@@ -30,6 +31,7 @@ namespace {
 struct ServeOptions {
   std::string model_dir, served_name, template_kwargs = "{}", test_script;
   server::HttpOptions http;
+  ServeAccessOptions access;
   RunOptions run;
   EngineCliOptions engine;
 };
@@ -86,7 +88,7 @@ Result<LogitsHook> test_hook(
   });
 }
 
-int run_serve(const ServeOptions& options) {
+int run_serve(ServeOptions options) {
   signal(SIGPIPE, SIG_IGN);  // a vanished client is a failed write, not a dead server
   // SIGINT / SIGTERM are taken by one thread (sigwait) that stops the server cleanly.
   sigset_t signals;
@@ -100,6 +102,20 @@ int run_serve(const ServeOptions& options) {
   auto default_kwargs = nlohmann::ordered_json::parse(options.template_kwargs, nullptr, false);
   if (default_kwargs.is_discarded() || !default_kwargs.is_object())
     return report_error(Status::errorf("--default-template-kwargs: expected a JSON object, found \"", options.template_kwargs, "\""));
+
+  // Access flags are checked before the port is taken: a bad key file or template fails at once.
+  auto keys = api_keys(options.access);
+  if (!keys.ok()) return report_error(keys.status());
+  options.http.api_keys = *keys;
+  auto cors = cors_policy(options.access);
+  if (!cors.ok()) return report_error(cors.status());
+  options.http.cors = *cors;
+  std::string template_override;
+  if (!options.access.chat_template.empty()) {
+    auto source = chat_template_override(options.access.chat_template);
+    if (!source.ok()) return report_error(source.status());
+    template_override = *source;
+  }
 
   server::ServerMetrics metrics(options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string()
                                                             : options.served_name);
@@ -120,6 +136,10 @@ int run_serve(const ServeOptions& options) {
     listener.join();
     return report_error(status);
   };
+  if (options.http.api_keys.enabled())
+    log::info("serve: API keys on (", options.http.api_keys.count(), " accepted); /health, /ready and /metrics stay open");
+  if (options.http.cors.enabled()) log::info("serve: CORS on for ", options.http.cors.origins.size(), " allowed origin(s)");
+  if (!template_override.empty()) log::info("serve: chat template from --chat-template");
   log::info("serve: listening on http://", options.http.host, ":", http.port(), " (loading the model; /ready answers 503 until done)");
 
   auto tokenizer = Tokenizer::load_dir(options.model_dir);
@@ -132,7 +152,9 @@ int run_serve(const ServeOptions& options) {
   model.tokenizer = &*tokenizer;
   model.default_template_kwargs = default_kwargs;
   model.defaults = sampling_defaults(*generation);
-  if (auto source = load_chat_template(options.model_dir); source.ok()) {
+  model.default_max_tokens = options.access.default_max_tokens;
+  auto source = template_override.empty() ? load_chat_template(options.model_dir) : Result<std::string>(template_override);
+  if (source.ok()) {
     model.chat_template = *source;
     auto special = load_special_tokens(options.model_dir);
     if (!special.ok()) return fail(special.status());
@@ -182,7 +204,7 @@ int run_serve(const ServeOptions& options) {
 
 CommandRunner add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
-  CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, metrics)");
+  CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, tokenize, metrics)");
   command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
   command->add_option("--host", options->http.host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->http.port, "Port to listen on (0: any free port, logged)")
@@ -200,6 +222,7 @@ CommandRunner add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
+  add_serve_access_options(command, options->access);
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);
   return [options] { return run_serve(*options); };

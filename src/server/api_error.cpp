@@ -8,6 +8,8 @@ namespace ds::server {
 const char* ApiError::type() const {
   switch (status) {
     case 400: return "invalid_request_error";
+    case 401: return "invalid_request_error";  // OpenAI's type for a wrong key (code invalid_api_key)
+    case 403: return "permission_error";
     case 404: return "not_found_error";
     case 405: return "invalid_request_error";
     case 413: return "invalid_request_error";

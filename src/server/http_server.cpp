@@ -57,6 +57,7 @@ HttpServer::HttpServer(const HttpOptions& options, ServerMetrics& metrics)
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(1000);
   add_routes();
+  add_access_control();
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -149,6 +150,40 @@ void HttpServer::post(const std::string& path, Handler handler) {
   http_->Post(path, std::move(handler));
 }
 
+// Runs before any route: a browser's preflight (OPTIONS with Origin and
+// Access-Control-Request-Method) is answered from the CORS policy, then every route but the probes
+// and scrapes checks the API key. Afterwards each response to an allowed origin gets its CORS headers.
+void HttpServer::add_access_control() {
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    using Answer = httplib::Server::HandlerResponse;
+    if (req.method == "OPTIONS" && options_.cors.enabled() && req.has_header("Origin") &&
+        req.has_header("Access-Control-Request-Method")) {
+      PreflightAnswer answer = answer_preflight(options_.cors, req.get_header_value("Origin"),
+                                                req.get_header_value("Access-Control-Request-Method"),
+                                                req.get_header_value("Access-Control-Request-Headers"));
+      for (auto& [name, value] : answer.headers) res.set_header(name, value);
+      if (answer.status == 204) {
+        res.status = 204;
+      } else {
+        send_error(res, ApiError{answer.status, answer.refusal, "", ""});
+      }
+      return Answer::Handled;
+    }
+    if (!options_.api_keys.enabled() || is_probe(req.path) || options_.api_keys.accepts(req.get_header_value("Authorization")))
+      return Answer::Unhandled;
+    // OpenAI's answer to a wrong key; the presented key is never echoed or logged.
+    res.set_header("WWW-Authenticate", "Bearer");
+    const std::string why = req.has_header("Authorization") ? "the API key in the Authorization header is not one this server accepts"
+                                                            : "no API key: send the header \"Authorization: Bearer <key>\"";
+    send_error(res, ApiError{401, why + " (keys are set with --api-key, --api-key-file or DELTASERVE_API_KEY)", "", "invalid_api_key"});
+    return Answer::Handled;
+  });
+  http_->set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!options_.cors.enabled() || req.method == "OPTIONS" || !req.has_header("Origin")) return;
+    for (auto& [name, value] : options_.cors.response_headers(req.get_header_value("Origin"))) res.set_header(name, value);
+  });
+}
+
 void HttpServer::add_routes() {
   httplib::Server& s = *http_;
   auto not_ready = [](httplib::Response& res) {
@@ -201,6 +236,8 @@ void HttpServer::add_routes() {
   };
   post("/v1/chat/completions/render", render(&OpenAiService::render_chat));
   post("/v1/completions/render", render(&OpenAiService::render_completion));
+  post("/tokenize", render(&OpenAiService::tokenize));
+  post("/detokenize", render(&OpenAiService::detokenize));
 
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a route already wrote its error

@@ -1,6 +1,8 @@
 // HttpServer: the HTTP face of deltaserve (cpp-httplib, thread per connection from a bounded pool:
 // a connection beyond it is answered 503 with Retry-After): the OpenAI routes, vLLM's render
-// routes, /health, /ready, /metrics. It listens before the model is loaded, so /health and /ready
+// routes, vLLM's /tokenize and /detokenize, /health, /ready, /metrics. With API keys every route but
+// the probes and scrapes needs `Authorization: Bearer <key>`; with allowed origins, browsers'
+// preflights are answered (without a key: browsers never send one on a preflight). It listens before the model is loaded, so /health and /ready
 // answer during start-up; the API answers 503 until set_service.
 #pragma once
 
@@ -12,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "server/api_keys.h"
+#include "server/cors.h"
 #include "server/metrics.h"
 #include "server/openai_service.h"
 
@@ -30,6 +34,8 @@ struct HttpOptions {
   int max_waiting = 256;                   // connections that may wait for a thread; more are answered 503
   int listen_backlog = 4096;               // the kernel's accept queue (capped by net.core.somaxconn)
   size_t max_body_bytes = size_t{32} << 20;
+  ApiKeys api_keys;                        // none: no key asked for
+  CorsPolicy cors;                         // no origin: CORS off
 };
 
 class HttpServer {
@@ -54,6 +60,7 @@ class HttpServer {
   void get(const std::string& path, Handler handler);
   void post(const std::string& path, Handler handler);
   Handler api_route(Handler handler);
+  void add_access_control();
 
   HttpOptions options_;
   ServerMetrics& metrics_;

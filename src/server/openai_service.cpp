@@ -1,10 +1,12 @@
 // OpenAiService: request → prompt ids → engine submissions → Generation.
 #include "server/openai_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include "output/reasoning_parser.h"
+#include "server/tokenize_request.h"
 #include "tokenizer/chat_template.h"
 #include "util/str_cat.h"
 
@@ -86,7 +88,9 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(Generat
                                ". Shorten the ", prompt_field, " or lower max_tokens"),
                        g.max_tokens && prompt_len < limit ? "max_tokens" : prompt_field);
   }
-  g.sampling.max_tokens = g.max_tokens.value_or(limit - prompt_len);
+  // A request without max_tokens gets the server's cap, never more than the context has left.
+  const int64_t room = limit - prompt_len;
+  g.sampling.max_tokens = g.max_tokens.value_or(model_.default_max_tokens > 0 ? std::min(model_.default_max_tokens, room) : room);
   settings.stop = g.stop;
   settings.skip_special_tokens = g.skip_special_tokens;
   settings.logprobs = g.sampling.logprobs >= 0;
@@ -166,6 +170,38 @@ std::variant<std::string, ApiError> OpenAiService::render_chat(const std::string
 std::variant<std::string, ApiError> OpenAiService::render_completion(const std::string& body) {
   CompletionRequest request;
   return render(prepare_completion(body, request));
+}
+
+}  // namespace ds::server
+
+namespace ds::server {
+
+std::variant<std::string, ApiError> OpenAiService::tokenize(const std::string& body) {
+  auto kind = tokenize_request_kind(body);
+  if (auto* error = std::get_if<ApiError>(&kind)) return *error;
+  std::variant<Prompt, ApiError> prompt;
+  if (std::get<TokenizeKind>(kind) == TokenizeKind::chat) {
+    ChatCompletionRequest request;
+    prompt = prepare_chat(body, request);
+  } else {
+    CompletionRequest request;
+    prompt = prepare_completion(body, request);
+    if (auto* p = std::get_if<Prompt>(&prompt); p && p->text.empty())
+      return bad_request("prompt: expected text to tokenize, found a list of token ids", "prompt");
+  }
+  if (auto* error = std::get_if<ApiError>(&prompt)) return *error;
+  const std::vector<int32_t>& ids = std::get<Prompt>(prompt).ids;
+  return Json{{"count", ids.size()}, {"max_model_len", engine_.limits().max_model_len}, {"tokens", ids}}.dump(
+      -1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::variant<std::string, ApiError> OpenAiService::detokenize(const std::string& body) {
+  DetokenizeRequest request;
+  if (auto error = parse_detokenize_request(body, model_.tokenizer->id_limit(), request)) return *error;
+  GenerationRequest named;
+  named.model = request.model;
+  if (auto error = check_model(named)) return *error;
+  return Json{{"prompt", model_.tokenizer->decode(request.tokens)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace ds::server

@@ -24,6 +24,7 @@ struct ServedModel {
   nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
   nlohmann::ordered_json default_template_kwargs = nlohmann::ordered_json::object();  // --default-template-kwargs
   SamplingDefaults defaults;                        // generation_config.json
+  int64_t default_max_tokens = 0;                   // --default-max-tokens; 0: the rest of the context
 };
 
 class OpenAiService {
@@ -35,6 +36,10 @@ class OpenAiService {
   // vLLM's /v1/chat/completions/render and /v1/completions/render: the prompt and its token ids.
   std::variant<std::string, ApiError> render_chat(const std::string& body);
   std::variant<std::string, ApiError> render_completion(const std::string& body);
+  // vLLM's /tokenize ({"prompt"} or a chat's {"messages", ...}) → {"count", "max_model_len", "tokens"};
+  // /detokenize ({"tokens"}) → {"prompt"}.
+  std::variant<std::string, ApiError> tokenize(const std::string& body);
+  std::variant<std::string, ApiError> detokenize(const std::string& body);
   std::string models() const;
   const ServedModel& model() const { return model_; }
 
