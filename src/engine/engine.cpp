@@ -261,8 +261,8 @@ void Engine::preempted(Request& r) {
   if (computed < r.prompt_len) {
     cache_.cache_prefix(r.cache, r.prompt(), r.prefix_keys, computed, computed > 0 && computed % kSnapshotGrid == 0);
   } else {
+    r.prefix_keys = cache_.prefix_keys(r.tokens);  // cover the generated tokens once, for both uses
     cache_.cache_generation(r.cache, r.tokens, r.prefix_keys, computed);
-    r.prefix_keys = cache_.prefix_keys(r.tokens);
   }
 }
 
