@@ -88,7 +88,7 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context, KvDtype k
   const auto embed = summary.parts.find(WeightPart::embeddings);
   const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
   if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered
-  if (loaded.format == WeightFormat::int8) {  // the quantised matmul weights (head included) plus the norms
+  if (loaded.weights == WeightsChoice::int8) {  // the quantised matmul weights (head included) plus the norms
     const auto norms = summary.parts.find(WeightPart::norms);
     bytes = loaded.repacked->bytes() + (norms != summary.parts.end() ? norms->second.bytes : 0);
   }
@@ -190,7 +190,7 @@ int run_bench(const BenchOptions& options) {
   PeakResidentMemory peak_memory;
   auto backend = make_backend(options.run);
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
-  auto loaded = load_model(dir, *backend, compute_mode(options.run), weight_format(options.run), thread_count(options.run));
+  auto loaded = load_model(dir, *backend, compute_mode(options.run), weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
@@ -293,7 +293,7 @@ int run_bench(const BenchOptions& options) {
                 human_bytes(peak_memory.bytes()).c_str(),
                 human_bytes(summary.text_bytes).c_str(),
                 loaded->repacked ? str_cat(", of which matmul weights repacked: ", human_bytes(loaded->repacked->bytes()),
-                                           loaded->format == WeightFormat::int8 ? " int8" : " bf16 panels")
+                                           loaded->weights == WeightsChoice::int8 ? " int8" : " bf16 panels")
                                        .c_str()
                                  : ", mmapped",
                 peak_memory.restartable()

@@ -83,7 +83,7 @@ int run_generate(GenerateOptions options) {
 
   const auto backend = make_backend(options.run);
   auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
-                           weight_format(options.run), thread_count(options.run));
+                           weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
   auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());

@@ -36,7 +36,7 @@ int run_logits(const LogitsOptions& options) {
   if (Status valid = check_token_ids(*tokens, options.model_dir, "--tokens"); !valid.ok()) return report_error(valid);
   const auto backend = make_backend(options.run);
   auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
-                           weight_format(options.run), thread_count(options.run));
+                           weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const int64_t vocab = loaded->config.text.vocab_size;
   const int32_t largest = *std::max_element(chunks.begin(), chunks.end());

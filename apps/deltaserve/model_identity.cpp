@@ -46,7 +46,7 @@ Result<uint64_t> model_identity(const std::string& model_dir, const LoadedModel&
     const uint64_t sample = std::min<uint64_t>(64, tensor.nbytes);
     for (uint64_t at : {uint64_t{0}, (tensor.nbytes - sample) / 2, tensor.nbytes - sample}) facts.add(tensor.data + at, sample);
   }
-  facts.add_value(static_cast<int>(loaded.format));
+  facts.add_value(static_cast<int>(loaded.weights));
   facts.add_value(static_cast<int>(loaded.model->mode()));
   facts.add(std::string(backend.name()));
   const uint64_t hash = facts.hash();

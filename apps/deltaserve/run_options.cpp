@@ -23,9 +23,9 @@ void add_run_options(CLI::App* command, RunOptions& options) {
       ->capture_default_str();
 }
 
-WeightFormat weight_format(const RunOptions& options) {
-  if (options.weights == "int8") return WeightFormat::int8;
-  return options.weights == "mapped" ? WeightFormat::mapped : WeightFormat::native;
+WeightsChoice weights_choice(const RunOptions& options) {
+  if (options.weights == "int8") return WeightsChoice::int8;
+  return options.weights == "mapped" ? WeightsChoice::mapped : WeightsChoice::native;
 }
 
 ComputeMode compute_mode(const RunOptions& options) { return options.mode == "f32" ? ComputeMode::f32 : ComputeMode::fast; }

@@ -21,7 +21,7 @@ struct RunOptions {
 void add_run_options(CLI::App* command, RunOptions& options);
 // The CPU backend for these options; logs the ISA and thread count.
 std::unique_ptr<Backend> make_backend(const RunOptions& options);
-WeightFormat weight_format(const RunOptions& options);
+WeightsChoice weights_choice(const RunOptions& options);
 ComputeMode compute_mode(const RunOptions& options);
 int thread_count(const RunOptions& options);
 

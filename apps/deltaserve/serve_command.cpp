@@ -164,7 +164,7 @@ int run_serve(ServeOptions options) {
   }
   const auto backend = make_backend(options.run);
   auto loaded = load_model(options.model_dir, *backend, compute_mode(options.run),
-                           weight_format(options.run), thread_count(options.run));
+                           weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return fail(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
   if (!options.test_script.empty()) {

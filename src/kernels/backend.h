@@ -1,5 +1,6 @@
 // Backend: the op interface the model's forward is written against (no intrinsics in model code).
-// Activations are fp32 row-major; weights are TensorViews of the mmapped checkpoint (bf16/f16/f32).
+// Activations are fp32 row-major; weights are TensorViews of the mmapped checkpoint or of packed
+// copies, in any format of kernels/formats/.
 // ref/ holds the scalar oracle; fast backends (AVX-512, AVX2, CUDA) implement the same ops.
 #pragma once
 
@@ -75,10 +76,13 @@ class Backend {
   virtual void matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
     for (const MatmulOutput& out : outputs) matmul(x, m, *out.w, out.y, round_input_bf16);
   }
-  // Whether matmul streams bf16 weights in the panel layout (WeightLayout::bf16_panels) at full speed
-  // in fast mode; the loader repacks bf16 checkpoints for such backends. Every backend still accepts
-  // panel weights (the reference reads them element by element).
-  virtual bool runs_bf16_panels() const { return false; }
+  // The format this backend runs the stored weight `w` fastest in among those that keep its values
+  // (the loader repacks into it; kernels/formats/); `stored` when none is better. Every backend
+  // still runs any format (the reference reads it element by element).
+  virtual WeightFormatId preferred_format(const TensorView& w, bool round_input_bf16) const {
+    (void)w, (void)round_input_bf16;
+    return WeightFormatId::stored;
+  }
   // out[i, :] = table[ids[i], :]
   virtual void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) = 0;
   // Zero-centred RMSNorm (Qwen3_5RMSNorm): out = x · rsqrt(mean(x²) + eps) · (1 + w), per row of `dim`.

@@ -1,6 +1,6 @@
 // Bf16 panels (the default for bf16 checkpoints in fast mode on a backend that runs them): every bf16
 // matmul weight of the text model (projections and head) is copied at load time into the panel
-// layout of kernels/bf16_panels.h, in a WeightArena (2 MiB pages); the mapped source pages are then
+// layout of kernels/formats/bf16_panels/, in a WeightArena (2 MiB pages); the mapped source pages are then
 // released, so the resident set holds one copy. Values are unchanged (a pure permutation): the
 // win is speed — one sequential stream per thread and no TLB misses for decode, an outer-product
 // kernel with no horizontal sums for prefill (docs/benchmarks.md has the measurements).
@@ -9,13 +9,17 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/backend.h"
 #include "model/qwen35_weights.h"
 #include "model/weight_arena.h"
 
 namespace ds {
 
-// Replaces the bf16 matmul views in `weights` by panel views into the returned arena (null when no
-// weight is bf16); sets *released to the bytes of mapped source pages released.
-std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, int threads, uint64_t* released);
+// Replaces each matmul view in `weights` that `backend` runs faster in another value-preserving
+// format (Backend::preferred_format: bf16 panels for bf16 weights on AVX-512 BF16 in fast mode) by
+// a packed view into the returned arena (null when none); sets *released to the bytes of mapped
+// source pages released.
+std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, const Backend& backend, bool round_input_bf16,
+                                                 int threads, uint64_t* released);
 
 }  // namespace ds

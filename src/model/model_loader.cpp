@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "kernels/formats/int8_panels/int8_panels.h"
 #include "model/bf16_repack.h"
 #include "model/model_summary.h"
 #include "model/quantize.h"
@@ -11,7 +12,7 @@
 
 namespace ds {
 
-Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode, WeightFormat format,
+Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode, WeightsChoice choice,
                                int threads) {
   LoadedModel loaded;
   auto config = load_model_config(dir);
@@ -27,17 +28,17 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config, report.text_prefix);
   Qwen35Weights bound = std::move(weights).value();
-  loaded.format = format;
+  loaded.weights = choice;
   uint64_t released = 0;
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (format == WeightFormat::int8) {
+  if (choice == WeightsChoice::int8) {
     loaded.repacked = quantize_weights_int8(bound, threads, &released);
-    log::info("weights: quantised to int8 (a scale per ", kInt8Group, " inputs) in ", seconds(), " s: ",
+    log::info("weights: quantised to int8 (a scale per ", kInt8ScaleGroup, " inputs) in ", seconds(), " s: ",
               human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
-  } else if (format == WeightFormat::native && Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast &&
-             backend.runs_bf16_panels()) {  // panels run only on bf16 inputs: the fast mode
-    loaded.repacked = repack_weights_bf16(bound, threads, &released);
+  } else if (choice == WeightsChoice::native) {
+    const bool fast = Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast;
+    loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, &released);
     if (loaded.repacked)
       log::info("weights: bf16 matmul weights repacked into panels in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
                 " in memory (2 MiB pages), ", human_bytes(released), " of mapped source pages released (--weights mapped: read in place)");

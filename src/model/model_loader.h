@@ -17,17 +17,17 @@ namespace ds {
 // (bf16_repack.h) in fast mode when the backend runs them. mapped: the same values read straight from
 // the mapped files (no repacking: quicker start, pages shared with other processes, slower kernels).
 // int8: quantised at load (quantize.h).
-enum class WeightFormat { native, mapped, int8 };
+enum class WeightsChoice { native, mapped, int8 };
 
 struct LoadedModel {
   ModelConfig config;
   std::unique_ptr<SafetensorsCheckpoint> checkpoint;  // owns the mappings the weights point into
-  WeightFormat format = WeightFormat::native;
+  WeightsChoice weights = WeightsChoice::native;
   std::unique_ptr<WeightArena> repacked;  // bf16 panels or int8 copies of the matmul weights (null: all mapped)
   std::unique_ptr<Qwen35Model> model;
 };
 
 Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode,
-                               WeightFormat format = WeightFormat::native, int threads = 1);
+                               WeightsChoice choice = WeightsChoice::native, int threads = 1);
 
 }  // namespace ds

@@ -1,7 +1,7 @@
 // Int8 weights (`--weights int8`): every matmul weight of the text model (projections and head) is
-// quantised at load time, symmetric per group of kInt8Group inputs of a row (w ≈ scale · q, q in
+// quantised at load time, symmetric per group of kInt8ScaleGroup (32) inputs of a row (w ≈ scale · q, q in
 // [−127, 127], scale = max |w| / 127 over the group), and repacked into the panel layout the int8
-// kernels stream (kernels/int8_panels.h: 32 rows interleaved by 4 inputs, each group's scales beside
+// kernels stream (kernels/formats/int8_panels/int8_panels.h: 32 rows interleaved by 4 inputs, each group's scales beside
 // its values; 1,152 bytes per 32 rows × 32 inputs), in a WeightArena; the source pages of
 // the mmapped checkpoint are then released, so the resident set holds the int8 copy only. Embeddings
 // stay as stored (one row is read per token). The matmuls quantise their activations too: to int8,
@@ -16,10 +16,6 @@
 #include "model/weight_arena.h"
 
 namespace ds {
-
-// Inputs per scale: kInt8ScaleGroup (32). Measured on the HF fixtures (int8_accuracy_test.cpp):
-// mean KL to the native weights 0.0004–0.0032 with groups of 32, 0.0005–0.0038 with one scale per row.
-inline constexpr int64_t kInt8Group = kInt8ScaleGroup;
 
 // Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages); sets
 // *released to the bytes of mapped source pages released.

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/bf16_panels.h"
-#include "kernels/int8_panels.h"
+#include "kernels/formats/bf16_panels/bf16_panels.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
+#include "kernels/formats/weight_format.h"
 #include "isa_test.h"
 #include "kernels/ref/ref_backend.h"
 #include "kernels/weight_access.h"
@@ -42,7 +43,7 @@ Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed, int64_t activatio
     for (float& s : scales) s = 0.001f + 0.02f * rng.uniform();
     int8_pack_row(data, k, r, q.data(), scales.data());
   }
-  w.view = TensorView{"w", DType::I8, {n, k}, data, static_cast<uint64_t>(bytes), kInt8ScaleGroup};
+  w.view = TensorView{"w", DType::I8, {n, k}, data, static_cast<uint64_t>(bytes), WeightFormatId::int8_panels};
   w.view.activation_planes = activation_planes;
   return w;
 }
@@ -74,7 +75,7 @@ Weights make_bf16_panel_weights(int64_t n, int64_t k, uint64_t seed) {
   w.bytes.resize(static_cast<size_t>(bf16_packed_bytes(n, k)));
   bf16_pack_panels(rows.view.data, n, k, 0, n, w.bytes.data());
   w.view = TensorView{"w", DType::BF16, {n, k}, w.bytes.data(), w.bytes.size()};
-  w.view.layout = WeightLayout::bf16_panels;
+  w.view.format = WeightFormatId::bf16_panels;
   return w;
 }
 
@@ -140,7 +141,11 @@ TEST(Bf16Panels, PackedWeightsReadBack) {
     const Weights rows = make_weights(DType::BF16, n, k, 3);
     const Weights panels = make_bf16_panel_weights(n, k, 3);
     ASSERT_EQ(panels.bytes.size(), static_cast<size_t>(bf16_panels(n) * bf16_pairs(k) * kBf16PairBytes));
-    for (int64_t i = 0; i < n * k; ++i) ASSERT_EQ(weight_at(panels.view, i), weight_at(rows.view, i)) << k << " " << i;
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t r = 0; r < n; ++r) {
+      format_of(panels.view).dequantize_row(panels.view, r, row.data());
+      for (int64_t c = 0; c < k; ++c) ASSERT_EQ(row[c], weight_at(rows.view, r * k + c)) << k << " " << r << " " << c;
+    }
     for (int64_t r = 0; r < bf16_panels(n) * kBf16PanelRows; ++r)
       for (int64_t c = 0; c < 2 * bf16_pairs(k); ++c)
         if (r >= n || c >= k) {
@@ -278,13 +283,14 @@ TEST(RefMatmulInt8, CloseToTheDequantisedProduct) {
     ref.matmul(x.data(), m, w.view, y.data(), false);
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < n; ++c) {
+        format_of(w.view).dequantize_row(w.view, c, row.data());
         double exact = 0, bound = 1e-5;
         for (int64_t g = 0; g < int8_groups(k); ++g) {
           float amax = 0;
           for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i)
             amax = std::max(amax, std::fabs(x[r * k + i]));
           for (int64_t i = g * 32; i < std::min<int64_t>(k, g * 32 + 32); ++i) {
-            const double wi = weight_at(w.view, c * k + i);
+            const double wi = row[i];
             exact += wi * x[r * k + i];
             bound += std::fabs(wi) * amax / levels * 0.5 * 1.0001;
           }
@@ -305,7 +311,7 @@ TEST(Int8Panels, PackedRowsReadBack) {
     for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
     for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.5f + static_cast<float>(i);
     for (int64_t r = 0; r < n; ++r) int8_pack_row(packed.data(), k, r, q.data() + r * k, scales.data() + r * groups);
-    const TensorView w{"w", DType::I8, {n, k}, packed.data(), packed.size(), kInt8ScaleGroup};
+    const TensorView w{"w", DType::I8, {n, k}, packed.data(), packed.size(), WeightFormatId::int8_panels};
     for (int64_t r = 0; r < int8_panels(n) * kInt8PanelRows; ++r)
       for (int64_t c = 0; c < groups * kInt8ScaleGroup; ++c) {
         const bool inside = r < n && c < k;

@@ -84,7 +84,7 @@ struct Counted {
 
 // Prefills kPrompt tokens, decodes kWarmUpSteps, then counts the allocations of kMeasuredSteps
 // more decode steps (each one forward of one token, as the engine runs them).
-Counted count_decode_allocations(const std::string& dir, ComputeMode mode, WeightFormat format) {
+Counted count_decode_allocations(const std::string& dir, ComputeMode mode, WeightsChoice format) {
   CpuBackend backend(detect_isa(), 2);
   auto loaded = load_model(dir, backend, mode, format);
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
@@ -135,11 +135,11 @@ TEST(DecodeAllocations, NoneAfterWarmUpInEveryModeAndWeightFormat) {
   test::write_micro_checkpoint(tmp / "m", {});
   const struct {
     ComputeMode mode;
-    WeightFormat format;
+    WeightsChoice format;
     const char* name;
-  } cases[] = {{ComputeMode::f32, WeightFormat::native, "f32"},
-               {ComputeMode::fast, WeightFormat::native, "fast"},
-               {ComputeMode::fast, WeightFormat::int8, "fast, int8 weights"}};
+  } cases[] = {{ComputeMode::f32, WeightsChoice::native, "f32"},
+               {ComputeMode::fast, WeightsChoice::native, "fast"},
+               {ComputeMode::fast, WeightsChoice::int8, "fast, int8 weights"}};
   for (const auto& c : cases) {
     const Counted counted = count_decode_allocations(tmp / "m", c.mode, c.format);
     ::testing::Message sizes;

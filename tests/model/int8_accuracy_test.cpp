@@ -109,7 +109,7 @@ TEST(Int8Weights, AgreeWithNativeWeightsOnEveryFixture) {
   for (const auto& entry : fs::directory_iterator(DS_FIXTURES_DIR)) {
     if (!fs::exists(entry.path() / "reference.safetensors")) continue;
     auto native = load_model(entry.path().string(), backend, ComputeMode::fast);
-    auto int8 = load_model(entry.path().string(), backend, ComputeMode::fast, WeightFormat::int8);
+    auto int8 = load_model(entry.path().string(), backend, ComputeMode::fast, WeightsChoice::int8);
     ASSERT_TRUE(native.ok() && int8.ok());
     const int64_t vocab = native->config.text.vocab_size;
     Agreement agreement;
@@ -152,7 +152,7 @@ TEST(Int8Weights, AgreeWithNativeWeightsOn512TokensOfAFullSizeCheckpoint) {
     rounding.add(all_logits(*f32->model, tokens), native_logits, vocab);
     std::cout << dir << ": fast (bf16 matmul inputs) vs f32 mode, as a yardstick: " << rounding.summary() << "\n";
   }
-  auto int8 = load_model(dir, backend, ComputeMode::fast, WeightFormat::int8);
+  auto int8 = load_model(dir, backend, ComputeMode::fast, WeightsChoice::int8);
   ASSERT_TRUE(int8.ok());
   Agreement agreement;
   agreement.add(native_logits, all_logits(*int8->model, tokens), vocab);

@@ -1,5 +1,5 @@
-// CpuBackend: hand-written matmul kernels (bf16 panels, int8 VNNI, row-major fallbacks), threaded
-// with each thread on one contiguous range of weight rows; the token mixers, norms and element-wise
+// CpuBackend: each weight format's matmul kernels (kernels/formats/) threaded with each thread on
+// one contiguous range of weight rows; the token mixers, norms and element-wise
 // ops run this ISA's build of the portable kernels, split over threads by heads, channels or rows;
 // embedding, DeltaNet gates and KV writes (copies or tiny) run the scalar reference.
 #include "kernels/cpu/cpu_backend.h"
@@ -7,10 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/portable_kernels.h"
-#include "kernels/bf16_panels.h"
-#include "kernels/int8_panels.h"
 #include "util/check.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
@@ -24,7 +21,6 @@ CpuBackend::CpuBackend(Isa isa, int threads)
       portable_(isa == Isa::avx512 ? &kernels::portable_kernels_avx512()
                 : isa == Isa::avx2 ? &kernels::portable_kernels_avx2()
                                    : nullptr),
-      vnni_(isa == Isa::avx512 && has_avx512_vnni()),
       delta_scratch_(static_cast<size_t>(threads)),
       thread_buffers_(static_cast<size_t>(threads)) {
   // A decode step's attention scores grow with the context (one more key block every 64 tokens):
@@ -33,60 +29,17 @@ CpuBackend::CpuBackend(Isa isa, int threads)
   for (std::vector<float>& buffer : thread_buffers_) buffer.reserve(static_cast<size_t>(kernels::kAttentionScratchBudget));
 }
 
+// Bf16 panels need AVX-512 BF16 and bf16 inputs (fast mode); every other stored weight is read in place.
+WeightFormatId CpuBackend::preferred_format(const TensorView& w, bool round_input_bf16) const {
+  const bool panels = isa_ == Isa::avx512 && round_input_bf16 && w.format == WeightFormatId::stored &&
+                      w.dtype == DType::BF16 && w.shape.size() == 2;
+  return panels ? WeightFormatId::bf16_panels : WeightFormatId::stored;
+}
+
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
-  if (isa_ == Isa::scalar) return ref_.matmul(x, m, w, y, round_input_bf16);
   const MatmulOutput output{&w, y};
-  if (w.dtype == DType::I8) return matmul_int8(x, m, std::span(&output, 1));  // int8 activations either way
-  if (w.layout == WeightLayout::bf16_panels)
-    return matmuls(x, m, std::span(&output, 1), round_input_bf16);  // does not come back here for panels
-  const int64_t n = w.shape[0], k = w.shape[1];
-  const auto count = static_cast<size_t>(m * k);
-  if (isa_ == Isa::avx512 && round_input_bf16 && w.dtype == DType::BF16) {
-    if (bf16_input_.size() < count) bf16_input_.resize(count);
-    kernels::round_to_bf16_avx512(x, m * k, bf16_input_.data());
-    pool_.run([&](int t, int threads) {
-      const auto [begin, end] = ThreadPool::range(n, t, threads, 16);
-      if (begin < end) kernels::matmul_bf16_avx512(bf16_input_.data(), m, w, begin, end, y);
-    });
-    return;
-  }
-  const float* input = x;
-  if (round_input_bf16) {  // fast mode on non-bf16 weights or without AVX-512 BF16
-    if (rounded_input_.size() < count) rounded_input_.resize(count);
-    for (size_t i = 0; i < count; ++i) rounded_input_[i] = bf16_to_float(float_to_bf16(x[i]));
-    input = rounded_input_.data();
-  }
-  pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(n, t, threads, 16);
-    if (begin >= end) return;
-    if (isa_ == Isa::avx512) kernels::matmul_f32_avx512(input, m, w, begin, end, y);
-    else kernels::matmul_f32_avx2(input, m, w, begin, end, y);
-  });
+  matmuls(x, m, std::span(&output, 1), round_input_bf16);
 }
-
-namespace {
-
-// Runs kernel(output, first, end) for panels [first, end) of each output, each thread on one
-// contiguous range of all the outputs' panels concatenated in order (one stream per thread in
-// decode, and 1-panel outputs leave no thread idle). panels(rows): an output's panel count.
-template <typename Kernel>
-void run_over_panels(ThreadPool& pool, std::span<const Backend::MatmulOutput> outputs, int64_t (*panels)(int64_t),
-                     const Kernel& kernel) {
-  int64_t total = 0;
-  for (const Backend::MatmulOutput& out : outputs) total += panels(out.w->shape[0]);
-  pool.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(total, t, threads);
-    int64_t first = 0;  // the current output's first panel in the concatenation
-    for (const Backend::MatmulOutput& out : outputs) {
-      const int64_t count = panels(out.w->shape[0]);
-      const int64_t lo = std::max(begin, first), hi = std::min(end, first + count);
-      if (lo < hi) kernel(out, lo - first, hi - first);
-      first += count;
-    }
-  });
-}
-
-}  // namespace
 
 // Below this many floats of work an op runs on the calling thread: a hand-off costs more.
 constexpr int64_t kParallelFloats = 1 << 14;
@@ -96,62 +49,57 @@ void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput
     for (const MatmulOutput& out : outputs) ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
     return;
   }
-  // The loader packs weights only for fast mode on AVX-512 BF16 (runs_bf16_panels); anything else
-  // (fp32 activations, a forced narrower ISA) reads panels through the reference, element-wise.
-  auto is_panels = [](const MatmulOutput& out) { return out.w->layout == WeightLayout::bf16_panels; };
-  const bool panel_kernel = isa_ == Isa::avx512 && round_input_bf16;
-  if (panel_kernel && std::all_of(outputs.begin(), outputs.end(), is_panels)) return matmul_bf16_panels(x, m, outputs);
-  // Otherwise output by output, but int8 neighbours with the same activation width share one call.
-  auto same_int8 = [](const MatmulOutput& a, const MatmulOutput& b) {
-    return a.w->dtype == DType::I8 && b.w->dtype == DType::I8 && a.w->activation_planes == b.w->activation_planes;
-  };
-  for (size_t i = 0, end = 1; i < outputs.size(); i = end++) {
-    while (end < outputs.size() && same_int8(outputs[i], outputs[end])) ++end;
-    const MatmulOutput& out = outputs[i];
-    if (out.w->dtype == DType::I8) matmul_int8(x, m, outputs.subspan(i, end - i));
-    else if (is_panels(out) && !panel_kernel) ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
-    else matmul(x, m, *out.w, out.y, round_input_bf16);  // panels come back as one output
+  // Neighbours whose kernels read the same activations (one codec, k and options) share one
+  // preparation of them and one pass of the threads; a format without a kernel for this ISA and
+  // mode runs its reference.
+  auto fast = [&](const MatmulOutput& out) { return format_of(*out.w).fast_matmul(isa_, round_input_bf16); };
+  for (size_t i = 0, end = 0; i < outputs.size(); i = end) {
+    const TensorView& w = *outputs[i].w;
+    const std::optional<FastMatmul> first = fast(outputs[i]);
+    end = i + 1;
+    if (!first) {
+      ref_.matmul(x, m, w, outputs[i].y, round_input_bf16);
+      continue;
+    }
+    const ActivationOptions options{round_input_bf16, w.activation_planes};
+    auto shares_input = [&](const MatmulOutput& out) {
+      const std::optional<FastMatmul> next = fast(out);
+      return next && next->activations == first->activations && out.w->shape[1] == w.shape[1] &&
+             out.w->activation_planes == options.planes;
+    };
+    while (end < outputs.size() && shares_input(outputs[end])) ++end;
+    run_fast_matmuls(x, m, options, *first->activations, outputs.subspan(i, end - i));
   }
 }
 
-void CpuBackend::matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
+void CpuBackend::run_fast_matmuls(const float* x, int64_t m, const ActivationOptions& options,
+                                  const ActivationCodec& codec, std::span<const MatmulOutput> outputs) {
   const int64_t k = outputs[0].w->shape[1];
-  for (const MatmulOutput& out : outputs)
-    DS_CHECK(out.w->shape[1] == k, "matmuls sharing an input need the same k: ", out.w->name, " has ", out.w->shape[1],
-             ", expected ", k);
-  const auto words = static_cast<size_t>(kernels::bf16_activation_words(m, k));
-  if (bf16_tiles_.size() < words) bf16_tiles_.resize(words);
-  uint32_t* tiles = bf16_tiles_.data();
-  // Rows are rounded and placed independently, so splitting them over threads changes no bit.
+  const uint64_t bytes = codec.bytes(m, k, options);
+  if (activations_.size() < bytes) activations_.resize(bytes);
+  std::byte* prepared = activations_.data();
+  // Rows are prepared independently, so splitting them over threads changes no bit.
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
-    kernels::pack_bf16_activations_avx512(x, m, k, begin, end, tiles);
+    codec.prepare(x, m, k, options, begin, end, prepared);
   });
-  run_over_panels(pool_, outputs, bf16_panels, [&](const MatmulOutput& out, int64_t begin, int64_t end) {
-    kernels::matmul_bf16_panels_avx512(tiles, m, *out.w, begin, end, out.y);
-  });
-}
-
-void CpuBackend::matmul_int8(const float* x, int64_t m, std::span<const MatmulOutput> outputs) {
-  const TensorView& first = *outputs[0].w;
-  const int64_t k = first.shape[1], groups = int8_groups(k), planes = first.activation_planes;
-  DS_CHECK(planes == 1 || planes == 2, "activation planes ", planes, " of ", first.name);
-  for (const MatmulOutput& out : outputs)
-    DS_CHECK(out.w->shape[1] == k && out.w->activation_planes == planes, "int8 matmuls sharing an input need the same k ",
-             "and activation planes: ", out.w->name, " has ", out.w->shape[1], " and ", out.w->activation_planes,
-             ", expected ", k, " and ", planes);
-  auto grow = [](auto& buffer, int64_t size) {
-    if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
-  };
-  grow(int8_input_, m * planes * groups * kInt8ScaleGroup);
-  grow(int8_scales_, m * groups);
-  grow(int8_offsets_, m * planes * groups);
-  const Int8Activations a{int8_input_.data(), int8_scales_.data(), int8_offsets_.data(), groups, planes};
-  auto quantize = vnni_ ? kernels::quantize_activations_avx512 : kernels::quantize_activations_avx2;
-  auto kernel = vnni_ ? kernels::matmul_int8_avx512 : kernels::matmul_int8_avx2;
-  // Rows are quantised independently, so splitting them over threads changes no bit.
-  run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) { quantize(x, k, begin, end, a); });
-  run_over_panels(pool_, outputs, int8_panels, [&](const MatmulOutput& out, int64_t begin, int64_t end) {
-    kernel(a, m, *out.w, begin, end, out.y);
+  // Each thread takes one contiguous range of all the outputs' panels concatenated in order: one
+  // stream per thread in decode, and 1-panel outputs leave no thread idle.
+  parts_.clear();
+  int64_t total = 0;
+  for (const MatmulOutput& out : outputs) {
+    const WeightFormat& format = format_of(*out.w);
+    parts_.push_back(MatmulPart{format.fast_matmul(isa_, options.round_bf16)->kernel, format.panels(out.w->shape[0])});
+    total += parts_.back().panels;
+  }
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(total, t, threads);
+    int64_t first = 0;  // the current output's first panel in the concatenation
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const MatmulPart& part = parts_[i];
+      const int64_t lo = std::max(begin, first), hi = std::min(end, first + part.panels);
+      if (lo < hi) part.kernel(prepared, m, options, *outputs[i].w, lo - first, hi - first, outputs[i].y);
+      first += part.panels;
+    }
   });
 }
 

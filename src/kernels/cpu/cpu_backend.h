@@ -10,6 +10,7 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "kernels/delta_scratch.h"
+#include "kernels/formats/weight_format.h"
 #include "kernels/ref/ref_backend.h"
 #include "util/function_ref.h"
 #include "util/thread_pool.h"
@@ -26,7 +27,7 @@ class CpuBackend final : public Backend {
 
   void matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) override;
   void matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) override;
-  bool runs_bf16_panels() const override { return isa_ == Isa::avx512; }
+  WeightFormatId preferred_format(const TensorView& w, bool round_input_bf16) const override;
   void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) override;
   void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) override;
   void rms_norm_gated(const float* x, const float* z, int64_t rows, int64_t dim, const TensorView& w, float eps,
@@ -52,13 +53,10 @@ class CpuBackend final : public Backend {
   void copy(void* dst, const void* src, uint64_t bytes) override;
 
  private:
-  // Int8 weights that share an input and an activation width (planes): activations quantised once
-  // per row (int8_activations.h), then the VNNI / AVX2 kernel over the panels of every output,
-  // split into one contiguous range per thread.
-  void matmul_int8(const float* x, int64_t m, std::span<const MatmulOutput> outputs);
-  // Bf16 panel weights: activations rounded and packed into token tiles once, then the AVX-512 BF16
-  // kernel over the panels of every output, split into one contiguous range per thread.
-  void matmul_bf16_panels(const float* x, int64_t m, std::span<const MatmulOutput> outputs);
+  // Matmuls whose kernels read the same prepared activations: prepared once (rows split over the
+  // threads), then every output's kernel over one contiguous range of all their panels per thread.
+  void run_fast_matmuls(const float* x, int64_t m, const ActivationOptions& options, const ActivationCodec& codec,
+                        std::span<const MatmulOutput> outputs);
   // Splits [0, count) into per-thread ranges (multiples of `align`) when `work` floats justify a
   // hand-off; fn(begin, end, that thread's scratch buffer).
   void run_ranges(int64_t count, int64_t work, int64_t align,
@@ -69,13 +67,12 @@ class CpuBackend final : public Backend {
   RefBackend ref_;
   std::string name_;
   const kernels::PortableKernels* portable_;  // this ISA's build of the portable kernels (null: scalar)
-  std::vector<uint16_t> bf16_input_;  // [m, k] activations rounded to bf16 (grows to the largest call)
-  std::vector<float> rounded_input_;  // [m, k] the same as fp32 values, for fp32-FMA kernels
-  std::vector<uint32_t> bf16_tiles_;   // [tiles of 12 tokens, pairs, 12] packed bf16 input pairs
-  bool vnni_;                          // int8 on AVX-512 VNNI (else the AVX2 int8 kernel)
-  std::vector<int8_t> int8_input_;     // [m, planes, groups · 32] quantised activations
-  std::vector<float> int8_scales_;     // [m, groups]
-  std::vector<int32_t> int8_offsets_;  // [m, planes, groups] −128 · Σ q per group
+  std::vector<std::byte> activations_;  // a matmul call's prepared activations (grows to the largest call)
+  struct MatmulPart {
+    PanelKernel kernel;
+    int64_t panels;
+  };
+  std::vector<MatmulPart> parts_;  // per output of a call: its format's kernel and panel count
   std::vector<DeltaScratch> delta_scratch_;          // one per thread
   std::vector<std::vector<float>> thread_buffers_;   // one per thread: attention scores, conv taps, norm weights
 };

@@ -13,8 +13,8 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/matmul_kernels.h"
-#include "kernels/int8_panels.h"
+#include "kernels/formats/int8_panels/int8_kernels.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
 #include "util/check.h"
 
 namespace ds::kernels {
@@ -116,7 +116,7 @@ void quantize_activations_avx512(const float* x, int64_t k, int64_t r_begin, int
 
 void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin,
                         int64_t panel_end, float* y) {
-  DS_CHECK(w.dtype == DType::I8 && w.scale_group == kInt8ScaleGroup, "int8 kernel on ", w.name);
+  DS_CHECK(w.format == WeightFormatId::int8_panels, "int8 kernel on ", w.name);
   DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
   const int64_t tile_rows = a.planes == 2 ? kTileRows / 2 : kTileRows;

@@ -23,6 +23,11 @@
 
 namespace ds {
 
+// Inputs per scale, of the weights and of the activations. The kernels rely on it (a power of two,
+// a multiple of 16). Measured on the HF fixtures (int8_accuracy_test.cpp): mean KL to the native
+// weights 0.0004–0.0032 with groups of 32, 0.0005–0.0038 with one scale per row.
+inline constexpr int64_t kInt8ScaleGroup = 32;
+
 inline constexpr int64_t kInt8PanelRows = 32;
 inline constexpr int64_t kInt8QuadBytes = kInt8PanelRows * 4;                                // 128
 inline constexpr int64_t kInt8GroupBytes = kInt8PanelRows * kInt8ScaleGroup + kInt8PanelRows * 4;  // 1,152

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/formats/row_major/row_major_kernels.h"
 #include "kernels/cpu/tile_loop.h"
 #include "kernels/weight_access.h"
 #include "util/check.h"

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "io/tensor_view.h"
 
 namespace ds {
 

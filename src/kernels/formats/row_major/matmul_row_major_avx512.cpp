@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/formats/row_major/row_major_kernels.h"
 #include "kernels/cpu/tile_loop.h"
 #include "util/check.h"
 

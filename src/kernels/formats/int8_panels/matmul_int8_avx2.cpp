@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/matmul_kernels.h"
-#include "kernels/int8_panels.h"
+#include "kernels/formats/int8_panels/int8_kernels.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
 #include "util/check.h"
 
 namespace ds::kernels {
@@ -111,7 +111,7 @@ void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64
 
 void matmul_int8_avx2(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                       float* y) {
-  DS_CHECK(w.dtype == DType::I8 && w.scale_group == kInt8ScaleGroup, "int8 kernel on ", w.name);
+  DS_CHECK(w.format == WeightFormatId::int8_panels, "int8 kernel on ", w.name);
   DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
   for (int64_t p = panel_begin; p < panel_end; ++p) {

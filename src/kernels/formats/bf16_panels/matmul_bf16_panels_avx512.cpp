@@ -1,4 +1,4 @@
-// AVX-512 BF16 matmul on weights in the bf16 panel layout (kernels/bf16_panels.h), compiled with
+// AVX-512 BF16 matmul on weights in the bf16 panel layout (bf16_panels.h), compiled with
 // -mavx512f/bw/vl/bf16 and called only after detect_isa.
 //
 // Outer-product form: a 64-byte vector of a panel holds 16 output rows × one input pair; `vdpbf16ps`
@@ -14,8 +14,8 @@
 
 #include <algorithm>
 
-#include "kernels/bf16_panels.h"
-#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/formats/bf16_panels/bf16_panels.h"
+#include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "util/check.h"
 
 namespace ds::kernels {
@@ -94,7 +94,7 @@ void pack_bf16_activations_avx512(const float* x, int64_t m, int64_t k, int64_t 
 
 void matmul_bf16_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& w, int64_t panel_begin,
                                int64_t panel_end, float* y) {
-  DS_CHECK(w.dtype == DType::BF16 && w.layout == WeightLayout::bf16_panels, "bf16 panel kernel on ", w.name);
+  DS_CHECK(w.dtype == DType::BF16 && w.format == WeightFormatId::bf16_panels, "bf16 panel kernel on ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], pairs = bf16_pairs(k), panel_bytes = bf16_panel_bytes(k);
   const int64_t tiles = (m + kTile - 1) / kTile, tile_words = pairs * kTile;
   auto masks = [&](int64_t p) {

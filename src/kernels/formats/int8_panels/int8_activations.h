@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "io/tensor_view.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
 
 namespace ds {
 
@@ -39,6 +39,18 @@ struct Int8Activations {
   int64_t groups = 0;
   int64_t planes = 1;             // 1: int8 activations; 2: 16-bit ones as hi / lo bytes
 };
+
+// One buffer holding m rows' activations: q [m, planes, groups · 32] int8, then scales [m, groups]
+// fp32, then offset sums [m, planes, groups] int32 (each part 4-byte aligned: 32 bytes per group).
+inline uint64_t int8_activation_bytes(int64_t m, int64_t k, int64_t planes) {
+  const int64_t groups = int8_groups(k);
+  return static_cast<uint64_t>(m * planes * groups * kInt8ScaleGroup + 4 * m * groups + 4 * m * planes * groups);
+}
+inline Int8Activations int8_activations_in(std::byte* buffer, int64_t m, int64_t k, int64_t planes) {
+  const int64_t groups = int8_groups(k), q_bytes = m * planes * groups * kInt8ScaleGroup;
+  return Int8Activations{reinterpret_cast<int8_t*>(buffer), reinterpret_cast<float*>(buffer + q_bytes),
+                         reinterpret_cast<int32_t*>(buffer + q_bytes + 4 * m * groups), groups, planes};
+}
 
 // Scalar definition (the reference; the ISA versions must match it bit for bit): quantises row `r`
 // (x [k]) into `a`.

@@ -1,0 +1,66 @@
+#include "kernels/formats/bf16_panels/bf16_panels_format.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/formats/bf16_panels/bf16_panels.h"
+#include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
+#include "util/check.h"
+#include "util/float16.h"
+
+namespace ds {
+
+namespace {
+
+// Token tiles of input pairs, [m · pairs] uint32 (bf16_panels_kernels.h).
+uint64_t tiles_bytes(int64_t m, int64_t k, const ActivationOptions&) {
+  return static_cast<uint64_t>(4 * kernels::bf16_activation_words(m, k));
+}
+void prepare_tiles_avx512(const float* x, int64_t m, int64_t k, const ActivationOptions&, int64_t r_begin,
+                          int64_t r_end, std::byte* out) {
+  kernels::pack_bf16_activations_avx512(x, m, k, r_begin, r_end, reinterpret_cast<uint32_t*>(out));
+}
+constexpr ActivationCodec kTokenTiles{"bf16 token tiles", tiles_bytes, prepare_tiles_avx512};
+
+void panels_avx512(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
+                   int64_t panel_end, float* y) {
+  kernels::matmul_bf16_panels_avx512(reinterpret_cast<const uint32_t*>(a), m, w, panel_begin, panel_end, y);
+}
+
+class Bf16PanelsFormat final : public WeightFormat {
+ public:
+  WeightFormatId id() const override { return WeightFormatId::bf16_panels; }
+  const char* name() const override { return "bf16 panels"; }
+  int64_t panel_rows() const override { return kBf16PanelRows; }
+  uint64_t bytes(int64_t n, int64_t k) const override { return static_cast<uint64_t>(bf16_packed_bytes(n, k)); }
+  bool packable() const override { return true; }
+  void pack(const TensorView& source, int64_t panel_begin, int64_t panel_end, std::byte* packed) const override {
+    DS_CHECK(source.dtype == DType::BF16 && source.format == WeightFormatId::stored && source.shape.size() == 2,
+             "bf16 panels are packed from stored 2-D BF16 weights; ", source.name, " is ", dtype_name(source.dtype));
+    const int64_t n = source.shape[0], k = source.shape[1];
+    bf16_pack_panels(source.data, n, k, panel_begin * kBf16PanelRows, std::min(n, panel_end * kBf16PanelRows), packed);
+  }
+  void dequantize_row(const TensorView& w, int64_t row, float* out) const override {
+    const int64_t k = w.shape[1];
+    for (int64_t col = 0; col < k; ++col) {
+      uint16_t bits;
+      std::memcpy(&bits, w.data + bf16_panel_offset(k, row, col), 2);
+      out[col] = bf16_to_float(bits);
+    }
+  }
+  // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` multiplies; fp32 activations
+  // (f32 mode) go through the reference.
+  std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
+    if (isa == Isa::avx512 && round_input_bf16) return FastMatmul{&kTokenTiles, panels_avx512};
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const WeightFormat& bf16_panels_format() {
+  static const Bf16PanelsFormat format;
+  return format;
+}
+
+}  // namespace ds

@@ -1,0 +1,2 @@
+ds_kernel_sources(generic bf16_panels_format.cpp)
+ds_kernel_sources(avx512_bf16 matmul_bf16_panels_avx512.cpp)

@@ -1,0 +1,101 @@
+#include "kernels/formats/int8_panels/int8_panels_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/formats/int8_panels/int8_kernels.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
+#include "util/check.h"
+
+namespace ds {
+
+namespace {
+
+uint64_t activation_bytes(int64_t m, int64_t k, const ActivationOptions& options) {
+  return int8_activation_bytes(m, k, options.planes);
+}
+template <void (*Quantize)(const float*, int64_t, int64_t, int64_t, const Int8Activations&)>
+void prepare(const float* x, int64_t m, int64_t k, const ActivationOptions& options, int64_t r_begin, int64_t r_end,
+             std::byte* out) {
+  Quantize(x, k, r_begin, r_end, int8_activations_in(out, m, k, options.planes));
+}
+constexpr ActivationCodec kVnniActivations{"int8 groups (AVX-512)", activation_bytes,
+                                           prepare<kernels::quantize_activations_avx512>};
+constexpr ActivationCodec kAvx2Activations{"int8 groups (AVX2)", activation_bytes,
+                                           prepare<kernels::quantize_activations_avx2>};
+
+template <void (*Kernel)(const Int8Activations&, int64_t, const TensorView&, int64_t, int64_t, float*)>
+void run_panels(const std::byte* a, int64_t m, const ActivationOptions& options, const TensorView& w, int64_t panel_begin,
+            int64_t panel_end, float* y) {
+  // The kernels only read the activations; the view type is shared with the quantisers.
+  Kernel(int8_activations_in(const_cast<std::byte*>(a), m, w.shape[1], options.planes), m, w, panel_begin, panel_end, y);
+}
+
+// Rounds to nearest even like std::nearbyint, by the 1.5 · 2^23 trick (exact for |v| < 2^22), so
+// the loop vectorises: loading 2B took 10–15 s with the libm call.
+inline float round_even(float v) {
+  constexpr float kRound = 12582912.0f;
+  return (v + kRound) - kRound;
+}
+
+class Int8PanelsFormat final : public WeightFormat {
+ public:
+  WeightFormatId id() const override { return WeightFormatId::int8_panels; }
+  const char* name() const override { return "int8 panels"; }
+  int64_t panel_rows() const override { return kInt8PanelRows; }
+  uint64_t bytes(int64_t n, int64_t k) const override { return static_cast<uint64_t>(int8_packed_bytes(n, k)); }
+  bool packable() const override { return true; }
+  // Quantises rows of any source format, through its reference values.
+  void pack(const TensorView& source, int64_t panel_begin, int64_t panel_end, std::byte* packed) const override {
+    DS_CHECK(source.shape.size() == 2, "int8 panels are packed from 2-D weights; ", source.name, " is not");
+    const int64_t rows = source.shape[0], cols = source.shape[1], groups = int8_groups(cols);
+    const WeightFormat& from = format_of(source);
+    std::vector<float> row(static_cast<size_t>(cols));                          // [k] source row
+    std::vector<int8_t> q(static_cast<size_t>(groups * kInt8ScaleGroup), 0);  // [groups · 32]
+    std::vector<float> scales(static_cast<size_t>(groups));                     // [groups]
+    const int64_t panel_bytes = int8_panel_bytes(cols);
+    int8_clear_packed(packed + panel_begin * panel_bytes, (panel_end - panel_begin) * kInt8PanelRows, cols);
+    for (int64_t r = panel_begin * kInt8PanelRows; r < std::min(rows, panel_end * kInt8PanelRows); ++r) {
+      from.dequantize_row(source, r, row.data());
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t lo = g * kInt8ScaleGroup, hi = std::min(cols, lo + kInt8ScaleGroup);
+        float max_abs = 0.0f;
+        for (int64_t c = lo; c < hi; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
+        const float scale = max_abs > 0.0f ? max_abs / 127.0f : 1.0f;
+        scales[g] = scale;
+        for (int64_t c = lo; c < hi; ++c)
+          q[c] = static_cast<int8_t>(static_cast<int32_t>(round_even(std::clamp(row[c] / scale, -127.0f, 127.0f))));
+      }
+      int8_pack_row(packed, cols, r, q.data(), scales.data());
+    }
+  }
+  TensorView packed_view(const TensorView& source, const std::byte* packed) const override {
+    TensorView view = WeightFormat::packed_view(source, packed);
+    view.dtype = DType::I8;
+    return view;
+  }
+  void dequantize_row(const TensorView& w, int64_t row, float* out) const override {
+    for (int64_t col = 0; col < w.shape[1]; ++col)
+      out[col] = static_cast<float>(int8_weight_q(w, row, col)) * int8_weight_scale(w, row, col / kInt8ScaleGroup);
+  }
+  void reference_matmul(const float* x, int64_t m, const TensorView& w, float* y, bool) const override {
+    int8_panels_reference_matmul(x, m, w, y);
+  }
+  std::optional<FastMatmul> fast_matmul(Isa isa, bool) const override {
+    static const bool vnni = has_avx512_vnni();
+    if (isa == Isa::avx512 && vnni)
+      return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_avx512>};
+    if (isa == Isa::avx512 || isa == Isa::avx2) return FastMatmul{&kAvx2Activations, run_panels<kernels::matmul_int8_avx2>};
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const WeightFormat& int8_panels_format() {
+  static const Int8PanelsFormat format;
+  return format;
+}
+
+}  // namespace ds

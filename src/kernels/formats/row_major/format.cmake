@@ -1,0 +1,3 @@
+ds_kernel_sources(generic row_major_format.cpp)
+ds_kernel_sources(avx512_bf16 matmul_row_major_avx512.cpp)
+ds_kernel_sources(avx2 matmul_row_major_avx2.cpp)

@@ -1,0 +1,59 @@
+// The registry of weight formats, and what formats share unless they say otherwise.
+#include <vector>
+
+#include "kernels/formats/bf16_panels/bf16_panels_format.h"
+#include "kernels/formats/int8_panels/int8_panels_format.h"
+#include "kernels/formats/row_major/row_major_format.h"
+#include "kernels/formats/weight_format.h"
+#include "util/check.h"
+#include "util/float16.h"
+
+namespace ds {
+
+void WeightFormat::pack(const TensorView& source, int64_t, int64_t, std::byte*) const {
+  DS_CHECK(false, "weight format ", name(), " cannot be made at load time (from ", source.name, ")");
+}
+
+TensorView WeightFormat::packed_view(const TensorView& source, const std::byte* packed) const {
+  DS_CHECK(source.shape.size() == 2, "packed weight ", source.name, " must be 2-D");
+  TensorView view = source;
+  view.name = source.name + " (" + name() + ")";
+  view.format = id();
+  view.data = packed;
+  view.nbytes = bytes(source.shape[0], source.shape[1]);
+  return view;
+}
+
+// Dequantised rows times the activations as given (or rounded to bf16), fp32 accumulation in input
+// order: the oracle of every format whose kernels take fp32 or bf16 activations.
+void WeightFormat::reference_matmul(const float* x, int64_t m, const TensorView& w, float* y,
+                                    bool round_input_bf16) const {
+  DS_CHECK(w.shape.size() == 2, "matmul weight ", w.name, " must be 2-D");
+  const int64_t n = w.shape[0], k = w.shape[1];
+  std::vector<float> row(static_cast<size_t>(k));    // [k] one weight row
+  std::vector<float> input(static_cast<size_t>(m * k));  // [m, k]
+  for (int64_t i = 0; i < m * k; ++i) input[i] = round_input_bf16 ? bf16_to_float(float_to_bf16(x[i])) : x[i];
+  for (int64_t col = 0; col < n; ++col) {
+    dequantize_row(w, col, row.data());
+    for (int64_t r = 0; r < m; ++r) {
+      const float* xr = input.data() + r * k;
+      float acc = 0.0f;
+      for (int64_t i = 0; i < k; ++i) acc += xr[i] * row[i];
+      y[r * n + col] = acc;
+    }
+  }
+}
+
+const WeightFormat& weight_format(WeightFormatId id, DType dtype) {
+  switch (id) {
+    case WeightFormatId::stored: return row_major_format(dtype);
+    case WeightFormatId::bf16_panels: return bf16_panels_format();
+    case WeightFormatId::int8_panels: return int8_panels_format();
+  }
+  DS_CHECK(false, "unknown weight format ", static_cast<int>(id));
+  return bf16_panels_format();
+}
+
+const WeightFormat& format_of(const TensorView& w) { return weight_format(w.format, w.dtype); }
+
+}  // namespace ds
