@@ -113,7 +113,7 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
 Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads) {
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
-  DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, loaded.model->mode()));
+  DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
   Qwen35StepModel step_model(*loaded.model, kv_dtype);
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   for (int32_t n : levels) {
@@ -192,7 +192,7 @@ int run_bench(const BenchOptions& options) {
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
   auto loaded = load_model(dir, *backend, compute_mode(options.run), weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
-  const auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  const auto kv_dtype = kv_cache_dtype(options.engine, *loaded->model);
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
   const int threads = cpu->threads();
 

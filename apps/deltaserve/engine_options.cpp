@@ -82,8 +82,8 @@ Result<EngineOptions> engine_options(const EngineCliOptions& options) {
   return engine;
 }
 
-Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, ComputeMode mode) {
-  return resolve_kv_dtype(options.kv_cache_dtype, mode);
+Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, const Qwen35Model& model) {
+  return resolve_kv_dtype(options.kv_cache_dtype, model);
 }
 
 void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer) {

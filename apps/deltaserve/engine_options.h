@@ -30,7 +30,7 @@ Result<uint64_t> parse_byte_size(const std::string& text, const std::string& opt
 Result<EngineOptions> engine_options(const EngineCliOptions& options);
 // The KV cache dtype --kv-cache-dtype asks of a model computing in `mode` (auto: bf16 in fast mode,
 // fp32 in f32 mode; bf16 in f32 mode is an error).
-Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, ComputeMode mode);
+Result<KvDtype> kv_cache_dtype(const EngineCliOptions& options, const Qwen35Model& model);
 // Snapshots the prefix cache before every chat message: the tokenizer's `<|im_start|>`, if it has one.
 void use_message_start_token(EngineOptions& options, const Tokenizer& tokenizer);
 // Logs what start-up resolved: cache bytes, KV dtype, blocks, slots, snapshots, max_model_len and why.

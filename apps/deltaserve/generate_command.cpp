@@ -86,7 +86,7 @@ int run_generate(GenerateOptions options) {
                            weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   engine_config->eos_token_ids = stop_token_ids(loaded->config.text, *generation);
-  auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  auto kv_dtype = kv_cache_dtype(options.engine, *loaded->model);
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return report_error(identified);

@@ -174,7 +174,7 @@ int run_serve(ServeOptions options) {
     engine_config->logits_hook = *hook;
     log::warn("serve: --test-script ", options.test_script, ": scripted replies are forced (testing only)");
   }
-  auto kv_dtype = kv_cache_dtype(options.engine, loaded->model->mode());
+  auto kv_dtype = kv_cache_dtype(options.engine, *loaded->model);
   if (!kv_dtype.ok()) return fail(kv_dtype.status());
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return fail(identified);

@@ -34,8 +34,8 @@ uint64_t CacheGeometry::slot_bytes() const {
 
 uint64_t CacheGeometry::identity() const {
   uint64_t key = 0x6465'6c74'6173'6572ull;  // "deltaser"
-  for (int64_t v : {block_size, attention_layers, num_kv_heads, head_dim, static_cast<int64_t>(kv_dtype), deltanet_layers,
-                    conv_channels, conv_history, num_v_heads, k_dim, v_dim})
+  for (int64_t v : {block_size, attention_layers, num_kv_heads, head_dim, static_cast<int64_t>(kv_dtype), kKvLayoutVersion,
+                    deltanet_layers, conv_channels, conv_history, num_v_heads, k_dim, v_dim})
     key = extend_prefix_key(key, static_cast<int32_t>(v));
   return key;
 }

@@ -18,6 +18,8 @@ KvBlockPool::KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_lay
       k_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]),
       v_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]) {
   DS_CHECK(block_size > 0 && 64 % block_size == 0, "block size ", block_size, " must divide 64");
+  DS_CHECK(dtype != KvDtype::bf16 || head_dim % 2 == 0, "a bf16 KV cache keeps keys in dim pairs: head_dim ", head_dim,
+           " must be even");
 }
 
 KvLayerView KvBlockPool::layer(int64_t layer) {

@@ -13,7 +13,7 @@ class Qwen35StepModel : public StepModel {
  public:
   // KV blocks of `kv_dtype` (--kv-cache-dtype); without one, the dtype that follows the model's mode.
   Qwen35StepModel(Qwen35Model& model, KvDtype kv_dtype) : model_(model), kv_dtype_(kv_dtype) {}
-  explicit Qwen35StepModel(Qwen35Model& model) : Qwen35StepModel(model, default_kv_dtype(model.mode())) {}
+  explicit Qwen35StepModel(Qwen35Model& model) : Qwen35StepModel(model, default_kv_dtype(model)) {}
   int64_t vocab_size() const override { return model_.config().vocab_size; }
   CacheGeometry cache_geometry() const override { return CacheGeometry::of(model_.config(), kv_dtype_); }
   int64_t max_position_embeddings() const override { return model_.config().max_position_embeddings; }

@@ -12,18 +12,25 @@
 namespace ds {
 
 // Element type of the KV cache. bf16 (fast mode): each value rounded to nearest even from fp32 as
-// torch's .to(bfloat16) does, stored as its upper 16 bits (uint16_t) and widened back (bits << 16),
-// so attention does the same fp32 arithmetic on either; half the bytes, twice the cached tokens.
+// torch's .to(bfloat16) does, stored as its upper 16 bits (uint16_t); half the bytes, twice the
+// cached tokens. Attention widens V exactly; scores against bf16 keys use bf16 queries (below).
 enum class KvDtype : uint8_t { fp32, bf16 };
 inline const char* kv_dtype_name(KvDtype dtype) { return dtype == KvDtype::bf16 ? "bf16" : "fp32"; }
 inline int64_t kv_dtype_bytes(KvDtype dtype) { return dtype == KvDtype::bf16 ? 2 : 4; }
+// Bumped whenever the arrangement of KV elements in a block changes: cached blocks written by
+// another arrangement (prefix-cache files) must never be read as this one.
+inline constexpr int64_t kKvLayoutVersion = 2;
 
 // One full-attention layer's KV in the paged pool. In block b, for slot s (token), kv head h and
 // dim d:
-//   v[b·block_stride + (s·num_kv_heads + h)·head_dim + d]   — a token's V row is contiguous;
-//   k[b·block_stride + (h·head_dim + d)·block_size + s]     — keys innermost: one dim of a block's
-//                                                             consecutive keys is contiguous,
-// so a score kernel holds keys in vector lanes and needs no horizontal sums (attention.inc).
+//   v[b·block_stride + (s·num_kv_heads + h)·head_dim + d]    — a token's V row is contiguous;
+//   fp32 k[b·block_stride + (h·head_dim + d)·block_size + s] — keys innermost: one dim of a block's
+//                                                              consecutive keys is contiguous,
+// so a score kernel holds keys in vector lanes and needs no horizontal sums (attention.inc);
+//   bf16 k[b·block_stride + h·head_dim·block_size + (d − d mod 2)·block_size + 2·s + d mod 2]
+//                                                            — the same with dims in pairs: a key's
+// dims (2j, 2j + 1) are one 32-bit word, and word j of a block's consecutive keys is contiguous, the
+// operand `vdpbf16ps` multiplies with a broadcast query pair (one key per lane). head_dim is even.
 // Elements are `dtype`: float for fp32, uint16_t for bf16; the accessors take that type.
 struct KvLayerView {
   void* k = nullptr;
@@ -34,14 +41,25 @@ struct KvLayerView {
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
 
-  // Key `slot` of `block` for kv head h: its dim d is at key_column(...)[d · block_size].
+  // Key `slot` of `block` for kv head h: its dim d is at key_column(...)[key_dim_offset<T>(d)].
   template <typename T>
   T* key_column(int64_t block, int64_t slot, int64_t h) const {
-    return static_cast<T*>(k) + block * block_stride + h * head_dim * block_size + slot;
+    return static_cast<T*>(k) + block * block_stride + h * head_dim * block_size + slot * key_lanes<T>();
+  }
+  template <typename T>
+  int64_t key_dim_offset(int64_t d) const {
+    return key_lanes<T>() == 2 ? (d - d % 2) * block_size + d % 2 : d * block_size;
   }
   template <typename T>
   T* value_row(int64_t block, int64_t slot, int64_t h) const {
     return static_cast<T*>(v) + block * block_stride + (slot * num_kv_heads + h) * head_dim;
+  }
+
+ private:
+  // Elements of one key side by side: a dim pair for bf16, one dim for fp32.
+  template <typename T>
+  static constexpr int64_t key_lanes() {
+    return sizeof(T) == 2 ? 2 : 1;
   }
 };
 
@@ -127,8 +145,9 @@ class Backend {
   virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
   // Causal softmax attention of n new query tokens (absolute positions start_pos .. start_pos+n-1)
   // over the cached keys 0 .. start_pos+n-1 of one sequence. q, out [n, num_heads, head_dim];
-  // query head h uses kv head h / (num_heads / num_kv_heads). bf16 keys and values are widened to
-  // fp32 exactly, so the arithmetic is the same for either KV dtype.
+  // query head h uses kv head h / (num_heads / num_kv_heads). fp32 cache: scores and the weighted
+  // sum of V in fp32. bf16 cache (fast mode): q is rounded to bf16 and a score sums the exact
+  // products of each dim pair, odd dim first (what `vdpbf16ps` computes); V is widened exactly.
   virtual void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                          const KvLayerView& kv, float scale, float* out) = 0;
 };

@@ -20,7 +20,7 @@ class SequenceRunner {
                  int64_t block_size = kKvBlockSize);
   // The same with the KV dtype that follows the model's mode (default_kv_dtype).
   SequenceRunner(Qwen35Model& model, int64_t max_positions, int64_t max_call_tokens, int64_t block_size = kKvBlockSize)
-      : SequenceRunner(model, max_positions, max_call_tokens, default_kv_dtype(model.mode()), block_size) {}
+      : SequenceRunner(model, max_positions, max_call_tokens, default_kv_dtype(model), block_size) {}
 
   // Feeds `tokens` in one model call; logits: [rows, vocab] (rows = tokens.size() or 1 or 0).
   Status feed(std::span<const int32_t> tokens, LogitsRows rows, std::vector<float>& logits);

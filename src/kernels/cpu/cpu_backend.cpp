@@ -222,7 +222,7 @@ void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t
                            const KvLayerView& kv, float scale, float* out) {
   if (isa_ == Isa::scalar) return ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
   auto kernel = portable_->attention;
-  const int64_t scores_floats = kernels::attention_scratch_floats(n, start_pos, num_heads / kv.num_kv_heads);
+  const int64_t scores_floats = kernels::attention_scratch_floats(n, start_pos, num_heads / kv.num_kv_heads, kv.head_dim);
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(num_heads, t, threads);
     if (begin >= end) return;

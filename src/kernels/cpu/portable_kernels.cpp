@@ -3,6 +3,7 @@
 #include "kernels/cpu/portable_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +11,10 @@
 
 #include "kernels/portable_exp.h"
 #include "kernels/weight_access.h"
+
+#ifdef __AVX512BF16__
+#include <immintrin.h>  // attention_tiled.inc: vdpbf16ps on bf16 keys
+#endif
 
 #ifndef DS_PORTABLE_KERNELS_ENTRY
 #error "compile with -DDS_PORTABLE_KERNELS_ENTRY=portable_kernels_<isa>"

@@ -23,7 +23,7 @@ struct PortableKernels {
   void (*conv)(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state, float* out,
                int64_t c_begin, int64_t c_end, float* taps, float* history);
   // Tiled (attention_tiled.inc). scores: scratch of scores_floats, at least attention_tile_floats(1, group,
-  // start_pos + n); attention_scratch_floats() gives room for a whole tile.
+  // start_pos + n, head_dim); attention_scratch_floats() gives room for a whole tile.
   void (*attention)(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                     const KvLayerView& kv, float scale, float* out, int64_t h_begin, int64_t h_end, float* scores,
                     int64_t scores_floats);
@@ -47,18 +47,19 @@ inline constexpr int64_t kAttentionTilePositions = 32;
 inline constexpr int64_t kAttentionKeyBlock = 64;
 
 // Scratch of one attention tile of `positions` query positions × `heads` heads when the last sees
-// `keys` keys: each row's max and total, and its scores in whole key blocks.
-inline int64_t attention_tile_floats(int64_t positions, int64_t heads, int64_t keys) {
+// `keys` keys: each row's max and total, its scores in whole key blocks, and (bf16 cache) its query
+// rounded to bf16 pairs.
+inline int64_t attention_tile_floats(int64_t positions, int64_t heads, int64_t keys, int64_t head_dim) {
   const int64_t blocks = (keys + kAttentionKeyBlock - 1) / kAttentionKeyBlock;
-  return positions * heads * (2 + blocks * kAttentionKeyBlock);
+  return positions * heads * (2 + blocks * kAttentionKeyBlock + head_dim / 2);
 }
 // Attention scratch per thread: up to 8 MiB of floats, unless one position alone needs more (a
 // GQA group of 4 heads over more than 512K keys).
 inline constexpr int64_t kAttentionScratchBudget = int64_t{1} << 21;
 // Floats of attention scratch per thread: one tile of up to kAttentionTilePositions positions × the
 // heads of a GQA group, as many positions as fit in the budget but at least one.
-inline int64_t attention_scratch_floats(int64_t n, int64_t start_pos, int64_t group) {
-  const int64_t one = attention_tile_floats(1, group, start_pos + n);
+inline int64_t attention_scratch_floats(int64_t n, int64_t start_pos, int64_t group, int64_t head_dim) {
+  const int64_t one = attention_tile_floats(1, group, start_pos + n, head_dim);
   return one * std::clamp<int64_t>(kAttentionScratchBudget / one, 1, std::min(n, kAttentionTilePositions));
 }
 

@@ -35,7 +35,7 @@ void write_kv(const float* k, const float* v, int64_t n, int64_t start_pos, cons
     const int64_t pos = start_pos + i, block = block_table[pos / kv.block_size], slot = pos % kv.block_size;
     for (int64_t h = 0; h < kv.num_kv_heads; ++h) {
       T* key = kv.key_column<T>(block, slot, h);
-      for (int64_t d = 0; d < kv.head_dim; ++d) store_kv(k[i * row + h * kv.head_dim + d], key + d * kv.block_size);
+      for (int64_t d = 0; d < kv.head_dim; ++d) store_kv(k[i * row + h * kv.head_dim + d], key + kv.key_dim_offset<T>(d));
     }
     T* value = kv.value_row<T>(block, slot, 0);
     for (int64_t e = 0; e < row; ++e) store_kv(v[i * row + e], value + e);
