@@ -97,17 +97,18 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
             l.capacity.num_blocks, " ", kv_dtype_name(engine.kv_dtype()), " KV blocks of ", block_size, " tokens (",
             l.capacity.num_blocks * block_size, " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
             " sequences and ", options.limits.max_batch_tokens, " tokens per step");
-  if (l.capacity.num_snapshots > 0)
+  if (l.capacity.num_snapshots == 0) {
+    log::info("engine: prefix cache off");
+  } else {
     log::info("engine: prefix cache on: ", l.capacity.num_snapshots, " DeltaNet snapshots (state + a KV tail block) of ",
               human_bytes(l.snapshot_bytes / static_cast<uint64_t>(l.capacity.num_snapshots)), " in ",
               human_bytes(l.snapshot_bytes), " (--prefix-cache-memory ", human_bytes(options.prefix_cache_memory),
               "), KV blocks shared by content",
               options.snapshots.message_start_tokens.empty() ? "; no message-start token known (snapshots at prompt ends and every 1K–4K only)" : "");
-  if (l.capacity.num_snapshots > 0 && !options.prefix_cache_dir.empty())
-    log::info("engine: prefix cache on disk in ", options.prefix_cache_dir, " (--prefix-cache-disk ",
-              human_bytes(options.prefix_cache_disk), ")");
-  else
-    log::info("engine: prefix cache off");
+    if (!options.prefix_cache_dir.empty())
+      log::info("engine: prefix cache on disk in ", options.prefix_cache_dir, " (--prefix-cache-disk ",
+                human_bytes(options.prefix_cache_disk), ")");
+  }
   log::info("engine: max_model_len ", l.max_model_len, " (", l.max_model_len_source, ")");
 }
 

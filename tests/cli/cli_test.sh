@@ -14,10 +14,16 @@ fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
 # expect_ok NAME REGEX CMD...: exit 0 and stdout+stderr matches REGEX (extended, multi-line ok)
 expect_ok() {
   local name=$1 regex=$2; shift 2
+  expect_ok_lacking "$name" "$regex" "" "$@"
+}
+# expect_ok_lacking NAME REGEX ABSENT CMD...: as expect_ok, and (ABSENT not empty) no line matches ABSENT
+expect_ok_lacking() {
+  local name=$1 regex=$2 absent=$3; shift 3
   local out rc
   out=$("$@" 2>&1); rc=$?
   if [ $rc -ne 0 ]; then fail "$name: exit $rc"; echo "$out" | tail -5; return; fi
   if ! grep -Eq -- "$regex" <<<"$out"; then fail "$name: output lacks /$regex/"; echo "$out" | tail -20; return; fi
+  if [ -n "$absent" ] && grep -Eq -- "$absent" <<<"$out"; then fail "$name: output has /$absent/"; grep -E -- "$absent" <<<"$out"; return; fi
   pass
 }
 # expect_error NAME REGEX CMD...: exit exactly 1, exactly one "deltaserve: error: ..." line, and output
@@ -134,6 +140,11 @@ expect_error serve_bad_template_kwargs 'default-template-kwargs: expected a JSON
 expect_error serve_no_tokenizer 'serve needs the tokenizer' "$bin" serve --model "$fixture" --port 0
 expect_error serve_bad_port 'port' "$bin" serve --model "$fixture" --port 70000
 expect_ok generate_engine_limits 'engine: max_model_len 4096 \(the config' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
+# The start-up log says whether the prefix cache is on, once and truly (on disk or not).
+expect_ok_lacking prefix_cache_on_logged 'engine: prefix cache on: [0-9]+ DeltaNet snapshots' 'prefix cache off' \
+  "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
+expect_ok_lacking prefix_cache_off_logged 'engine: prefix cache off' 'prefix cache on' \
+  "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids --no-prefix-cache
 # --prefix-cache-dir: a directory that cannot be made fails before the model loads; a second run
 # reloads what the first one cached (70 tokens: a snapshot at 64 and its 4 KV blocks, and one where
 # the generation stopped).
