@@ -1,5 +1,6 @@
-// SnapshotPool: entries in one array; the LRU victim is found by a scan of last-use ticks — a pool
-// holds tens to hundreds of multi-MiB snapshots, so the scan is noise beside the copy it precedes.
+// SnapshotPool: entries in one array; the victim is found by scans of last-use ticks and prefixes
+// — a pool holds tens to hundreds of multi-MiB snapshots, and a prefix comparison stops at the first
+// differing token, so the scans are noise beside the copy they precede.
 #include "cache/snapshot_pool.h"
 
 #include <algorithm>
@@ -29,33 +30,50 @@ SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t
     entries_[static_cast<size_t>(*found)].last_used = ++clock_;
     return {};
   }
-  // An empty entry, else the least recently used one.
-  const auto victim = std::min_element(entries_.begin(), entries_.end(),
-                                       [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
-  if (victim->last_used != 0) {
-    if (on_evict_) on_evict_(static_cast<int32_t>(victim - entries_.begin()));
-    by_key_.erase(victim->key);
+  Entry& victim = entry_to_overwrite();
+  const auto entry = static_cast<int32_t>(&victim - entries_.data());
+  if (victim.last_used != 0) {
+    if (on_evict_) on_evict_(entry);
+    by_key_.erase(victim.key);
     ++evictions_;
-    if (!victim->exact) --decoded_;
-    tail_bytes_ -= victim->tail.size();
-    victim->tail.clear();
+    if (!victim.exact) --decoded_;
+    tail_bytes_ -= victim.tail.size();
+    victim.tail.clear();
   }
-  const auto entry = static_cast<int32_t>(victim - entries_.begin());
   // A key held by another prefix (a collision) is rare enough to simply not be indexed twice.
   if (!by_key_.emplace(key, entry).second) {
-    victim->last_used = 0;
-    victim->prefix.clear();
-    victim->tail.clear();
+    victim.last_used = 0;
+    victim.prefix.clear();
+    victim.tail.clear();
     return {};
   }
-  victim->key = key;
-  victim->last_used = ++clock_;
-  victim->exact = exact;
+  victim.key = key;
+  victim.last_used = ++clock_;
+  victim.exact = exact;
   if (!exact) ++decoded_;
-  victim->prefix.assign(prefix.begin(), prefix.end());
-  victim->tail.resize(static_cast<size_t>(tail_bytes));
+  victim.prefix.assign(prefix.begin(), prefix.end());
+  victim.tail.resize(static_cast<size_t>(tail_bytes));
   tail_bytes_ += tail_bytes;
-  return {states_.get() + static_cast<int64_t>(entry) * floats_, victim->tail};
+  return {states_.get() + static_cast<int64_t>(entry) * floats_, victim.tail};
+}
+
+SnapshotPool::Entry& SnapshotPool::entry_to_overwrite() {
+  std::vector<Entry*> by_age;  // [capacity] oldest first
+  for (Entry& entry : entries_) {
+    if (entry.last_used == 0) return entry;
+    by_age.push_back(&entry);
+  }
+  std::sort(by_age.begin(), by_age.end(), [](const Entry* a, const Entry* b) { return a->last_used < b->last_used; });
+  for (Entry* entry : by_age)
+    if (!extended(*entry)) return *entry;
+  return *by_age.front();  // not reached: the longest snapshot is a leaf
+}
+
+bool SnapshotPool::extended(const Entry& entry) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& other) {
+    return other.last_used != 0 && other.prefix.size() > entry.prefix.size() &&
+           std::equal(entry.prefix.begin(), entry.prefix.end(), other.prefix.begin());
+  });
 }
 
 const float* SnapshotPool::use(int32_t entry) {

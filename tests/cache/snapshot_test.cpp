@@ -50,6 +50,28 @@ TEST(SnapshotPool, FindsByKeyVerifiesTokensAndEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(off.insert(key(a), a, true).state, nullptr);
 }
 
+// Full, the pool evicts the least recently used snapshot that no other held one extends: a shared
+// prefix outlives the longer snapshots built on it, however long ago it was used, and becomes
+// evictable once nothing extends it.
+TEST(SnapshotPool, EvictsLeavesOfThePrefixTreeFirst) {
+  SnapshotPool pool(3, 1);
+  auto key = [](const std::vector<int32_t>& t) { return prefix_keys(t, 0).back(); };
+  const std::vector<int32_t> shared{1, 2}, chat_a{1, 2, 3}, chat_b{1, 2, 4}, other{5}, another{6};
+  auto held = [&](const std::vector<int32_t>& t) { return pool.find(key(t), t).has_value(); };
+  for (const auto* prefix : {&shared, &chat_a, &chat_b}) ASSERT_NE(pool.insert(key(*prefix), *prefix, true).state, nullptr);
+  ASSERT_NE(pool.insert(key(other), other, true).state, nullptr);  // evicts chat_a, not the older shared
+  EXPECT_TRUE(held(shared));
+  EXPECT_FALSE(held(chat_a));
+  EXPECT_TRUE(held(chat_b));
+  ASSERT_NE(pool.insert(key(another), another, true).state, nullptr);  // chat_b: shared is extended by it
+  EXPECT_TRUE(held(shared));
+  EXPECT_FALSE(held(chat_b));
+  ASSERT_NE(pool.insert(key(chat_a), chat_a, true).state, nullptr);  // now shared is the oldest leaf
+  EXPECT_FALSE(held(shared));
+  EXPECT_TRUE(held(other) && held(another) && held(chat_a));
+  EXPECT_EQ(pool.evictions(), 3);
+}
+
 TEST(PrefixKeys, EachPrefixHasItsOwnKeyAndTheSaltSeparatesModels) {
   const std::vector<int32_t> t{5, 6, 7};
   const auto keys = prefix_keys(t, 1), other = prefix_keys(t, 2);
