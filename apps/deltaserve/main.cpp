@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli_errors.h"
 #include "commands.h"
@@ -17,6 +18,12 @@ int main(int argc, char** argv) {
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "Log debug details");
   app.add_flag("-q,--quiet", quiet, "Log errors only");
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format,
+                 "text: \"[seconds] level message\" lines; json: one JSON object per line (time, level, message, and "
+                 "for request and engine lines their fields), for log collectors")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 
   const ds::app::CommandRunner inspect = ds::app::add_inspect_command(app);
   const ds::app::CommandRunner make_checkpoint = ds::app::add_make_checkpoint_command(app);
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
     return ds::app::report_parse_error(app, error, argc, argv);
   }
   ds::log::set_level(quiet ? ds::log::Level::error : verbose ? ds::log::Level::debug : ds::log::Level::info);
+  ds::log::set_format(log_format == "json" ? ds::log::Format::json : ds::log::Format::text);
   try {
     if (app.got_subcommand("inspect")) return inspect();
     if (app.got_subcommand("make-checkpoint")) return make_checkpoint();

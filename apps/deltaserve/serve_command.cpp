@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "model/model_loader.h"
 #include "run_options.h"
 #include "serve_options.h"
+#include "server/activity_log.h"
 #include "server/http_server.h"
 #include "server/openai_service.h"
 #include "tokenizer/chat_template.h"
@@ -30,6 +32,7 @@ namespace {
 
 struct ServeOptions {
   std::string model_dir, served_name, template_kwargs = "{}", test_script;
+  double log_stats_interval = 10.0;  // seconds; 0: no periodic engine line
   server::HttpOptions http;
   ServeAccessOptions access;
   RunOptions run;
@@ -194,6 +197,9 @@ int run_serve(ServeOptions options) {
   server::OpenAiService service(**engine, model, metrics);
   http.set_service(&service, engine->get());
   log::info("serve: ready — model \"", model.name, "\" at http://", options.http.host, ":", http.port(), "/v1");
+  std::optional<server::ActivityLog> activity;
+  if (options.log_stats_interval > 0)
+    activity.emplace(**engine, std::chrono::milliseconds(static_cast<int64_t>(options.log_stats_interval * 1000)));
   listener.join();
   http.set_service(nullptr, nullptr);
   stopper.join();
@@ -220,6 +226,11 @@ CommandRunner add_serve_command(CLI::App& app) {
   command->add_option("--http-queue", options->http.max_waiting,
                       "Connections that may wait for an HTTP thread; beyond them a connection is answered 503 with Retry-After")
       ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  command->add_option("--log-stats-interval", options->log_stats_interval,
+                      "Seconds between the engine lines logged while requests run (throughput, running / waiting, KV "
+                      "and snapshot use, prefix-cache hit rate); 0: none. Each finished request is logged too (-q: neither)")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
   add_serve_access_options(command, options->access);

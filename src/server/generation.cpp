@@ -2,6 +2,8 @@
 // pipeline and out as a chunk (streaming) or into the accumulated message (not streaming).
 #include "server/generation.h"
 
+#include "server/request_log.h"
+
 namespace ds::server {
 namespace {
 
@@ -73,6 +75,7 @@ bool Generation::poll(Choice& c, std::chrono::milliseconds wait, ResponseWriter*
     if (!c.any_token) {
       metrics_.observe_ttft(seconds(now - plan_.arrival));
       c.any_token = true;
+      if (first_token_ == Clock::time_point{}) first_token_ = now;
     } else {
       metrics_.observe_inter_token(seconds(now - c.last_token));
     }
@@ -139,6 +142,7 @@ void Generation::run(ResponseWriter& writer) {
         metrics_.count_finished("abort");
         metrics_.observe_e2e(seconds(Clock::now() - plan_.arrival));
       }
+    log_finished(completion);
     return;
   }
   if (plan_.stream) {
@@ -149,6 +153,23 @@ void Generation::run(ResponseWriter& writer) {
   } else {
     writer.write(final_body());
   }
+  log_finished(completion);
+}
+
+void Generation::log_finished(int64_t completion_tokens) const {
+  FinishedRequest r;
+  r.id = plan_.who.id;
+  r.route = plan_.chat ? "/v1/chat/completions" : "/v1/completions";
+  r.stream = plan_.stream;
+  r.choices = static_cast<int64_t>(choices_.size());
+  r.prompt_tokens = plan_.prompt_tokens;
+  r.cached_tokens = cached_tokens();
+  r.completion_tokens = completion_tokens;
+  const auto now = Clock::now();
+  if (first_token_ != Clock::time_point{}) r.ttft_s = seconds(first_token_ - plan_.arrival);
+  r.duration_s = seconds(now - plan_.arrival);
+  for (const Choice& c : choices_) r.finish += (r.finish.empty() ? "" : ",") + c.finish_reason;
+  server::log_finished(r);
 }
 
 int64_t Generation::cached_tokens() const {

@@ -63,11 +63,13 @@ class Generation {
   std::string final_body() const;
   int64_t cached_tokens() const;
   void cancel_all();
+  void log_finished(int64_t completion_tokens) const;
 
   GenerationPlan plan_;
   const Tokenizer& tokenizer_;
   ServerMetrics& metrics_;
   std::vector<Choice> choices_;
+  std::chrono::steady_clock::time_point first_token_{};  // of any choice; epoch: none yet
 };
 
 }  // namespace ds::server

@@ -10,7 +10,10 @@
 #include <cstring>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "server/connection_pool.h"
+#include "server/request_log.h"
 #include "util/log.h"
 #include "util/str_cat.h"
 
@@ -35,6 +38,15 @@ class SinkWriter : public ResponseWriter {
 // Probes and scrapes: their answers say nothing about the API's health ("/ready" answers 503 on
 // every start), so deltaserve_http_responses_total leaves them out.
 bool is_probe(const std::string& path) { return path == "/health" || path == "/ready" || path == "/metrics"; }
+
+// The message of an error body this server wrote (ApiError::body: {"error": {"message": ...}}).
+std::string error_message(const std::string& body) {
+  const auto json = nlohmann::json::parse(body, nullptr, false);
+  if (json.is_object() && json.contains("error") && json["error"].is_object() && json["error"].contains("message") &&
+      json["error"]["message"].is_string())
+    return json["error"]["message"].get<std::string>();
+  return "(no error message)";
+}
 
 constexpr int kRetryAfterSeconds = 1;
 constexpr size_t kRefusingThreads = 2;
@@ -270,8 +282,10 @@ void HttpServer::add_routes() {
     send_error(res, ApiError{500, "internal error: " + what, "", ""});
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    if (!is_probe(req.path)) metrics_.count_http(res.status);
-    log::debug("http: ", req.method, " ", req.path, " ", res.status);
+    if (is_probe(req.path)) return;
+    metrics_.count_http(res.status);
+    if (res.status >= 400) log_refused(req.method, req.path, res.status, error_message(res.body));
+    else log::debug("http: ", req.method, " ", req.path, " ", res.status);
   });
 }
 

@@ -29,4 +29,10 @@ std::string human_count(uint64_t count) {
   return text;
 }
 
+std::string fixed_decimals(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 }  // namespace ds

@@ -79,12 +79,18 @@ CUSTOM_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\nCUSTOM {{ m
                    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
+def tiny_model(work):
+    """The `tiny` random checkpoint with the real Qwen3.5 vocabulary, under work/tiny."""
+    model = os.path.join(work, "tiny")
+    subprocess.run([BIN, "make-checkpoint", "--shape", "tiny", "--out", model, "--seed", "5", "-q"], check=True)
+    shutil.copy(REAL_TOKENIZER, os.path.join(model, "tokenizer.json"))
+    return model
+
+
 def main():
     work = tempfile.mkdtemp(prefix="deltaserve-access-")
     try:
-        model = os.path.join(work, "tiny")
-        subprocess.run([BIN, "make-checkpoint", "--shape", "tiny", "--out", model, "--seed", "5", "-q"], check=True)
-        shutil.copy(REAL_TOKENIZER, os.path.join(model, "tokenizer.json"))
+        model = tiny_model(work)
         run_start_up_error_tests(model, work)
         keys = os.path.join(work, "keys.txt")
         with open(keys, "w") as f:
