@@ -18,22 +18,21 @@ bin=build/apps/deltaserve/deltaserve
 
 if [ -z "$model" ]; then
   model=models/qwen3.5-0.8b-random
-  if [ ! -f "$model/config.json" ]; then
+  # Made once; remade when an older version made it (its random text was mostly invisible ids).
+  if ! grep -qs '"visible_text": true' "$model/deltaserve_random.json"; then
     echo "deltaserve: creating the default model (random weights, Qwen3.5-0.8B shape) in $model" >&2
     "$bin" make-checkpoint --shape qwen3.5-0.8b --out "$model" --force
   fi
 fi
 
-# A smoke test first: a greedy continuation of a prompt (the log lines say what was loaded and how
-# fast it ran). The random default model mostly picks ids that the project's vocabulary leaves
-# unused (they decode to nothing), so it prints ids; a real checkpoint prints text.
-if [ "$model" = models/qwen3.5-0.8b-random ]; then
-  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 8 --ids
-else
-  "$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 16
-fi
+# A smoke test first: a sampled continuation of a prompt (the log lines say what was loaded and how
+# fast it ran). The random default model writes random but visible text; a real checkpoint, an answer.
+"$bin" generate --model "$model" --prompt "The capital of France is" --max-tokens 16 --temperature 0.7 --seed 1
 
-# The main job: serve it (docs/server.md). Try, from another terminal:
+# The main job: serve it (docs/server.md), with any serve options given after `--`. Try, from
+# another terminal (thinking is on by default in Qwen3.5's template: what the model thinks arrives
+# as message.reasoning_content, the answer as message.content):
 #   curl http://127.0.0.1:8000/v1/chat/completions -H 'Content-Type: application/json' \
-#     -d '{"messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 32}'
+#     -d '{"messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 32,
+#          "chat_template_kwargs": {"enable_thinking": false}}'
 exec "$bin" serve --model "$model" --served-model-name "$(basename "$model")" "$@"

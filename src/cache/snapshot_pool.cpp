@@ -65,15 +65,21 @@ SnapshotPool::Entry& SnapshotPool::entry_to_overwrite() {
   }
   std::sort(by_age.begin(), by_age.end(), [](const Entry* a, const Entry* b) { return a->last_used < b->last_used; });
   for (Entry* entry : by_age)
-    if (!extended(*entry)) return *entry;
-  return *by_age.front();  // not reached: the longest snapshot is a leaf
+    if (!branch_point(*entry)) return *entry;
+  return *by_age.front();  // not reached: a longest snapshot branches nowhere
 }
 
-bool SnapshotPool::extended(const Entry& entry) const {
-  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& other) {
-    return other.last_used != 0 && other.prefix.size() > entry.prefix.size() &&
-           std::equal(entry.prefix.begin(), entry.prefix.end(), other.prefix.begin());
-  });
+bool SnapshotPool::branch_point(const Entry& entry) const {
+  auto extends = [](const std::vector<int32_t>& longer, const std::vector<int32_t>& shorter) {
+    return longer.size() > shorter.size() && std::equal(shorter.begin(), shorter.end(), longer.begin());
+  };
+  std::vector<const std::vector<int32_t>*> extensions;  // the prefixes that extend entry's
+  for (const Entry& other : entries_)
+    if (other.last_used != 0 && extends(other.prefix, entry.prefix)) extensions.push_back(&other.prefix);
+  std::sort(extensions.begin(), extensions.end(), [](const auto* a, const auto* b) { return a->size() < b->size(); });
+  for (size_t i = 1; i < extensions.size(); ++i)
+    if (!extends(*extensions[i], *extensions[i - 1])) return true;  // two that diverge (or equal lengths)
+  return false;
 }
 
 const float* SnapshotPool::use(int32_t entry) {

@@ -1,10 +1,12 @@
 // SnapshotPool: a bounded set of copies of a sequence's DeltaNet state (conv history + recurrent
 // state of every linear-attention layer) at a prefix of its tokens, found by the prefix's key and
-// verified against its tokens. Full: the least recently used snapshot that no other held snapshot
-// extends makes room — the leaves of the prefix tree go first, as SGLang's radix cache evicts, so a
-// prefix many conversations share (a system prompt, the tools offered) outlives the histories built
-// on it, which LRU alone evicts it among when more chats run than the pool holds. A snapshot that
-// ends inside a KV block also keeps that block's filled part (its tail), which no cached block holds.
+// verified against its tokens. Full: the least recently used snapshot makes room, but not one where
+// held snapshots branch — a prefix that two or more diverging ones extend (a system prompt and the
+// tools that several conversations share) — while another can go: such a prefix serves every
+// branch and outlives the histories built on it, where LRU alone evicts it among them when more
+// chats run than the pool holds. The earlier snapshots of one long prompt (a chain, no branch) age
+// out as under LRU. A snapshot that ends inside a KV block also keeps that block's filled part (its
+// tail), which no cached block holds.
 #pragma once
 
 #include <cstddef>
@@ -66,10 +68,10 @@ class SnapshotPool {
   int64_t capacity_, floats_;
   std::unique_ptr<float[]> states_;  // [capacity, floats_per_snapshot], resident as snapshots are taken
   std::vector<Entry> entries_;        // [capacity]
-  // The entry insert() overwrites: an empty one, else the least recently used leaf.
+  // The entry insert() overwrites: an empty one, else the least recently used that is no branch point.
   Entry& entry_to_overwrite();
-  // Whether another held snapshot's prefix starts with entry's and is longer.
-  bool extended(const Entry& entry) const;
+  // Whether held snapshots that extend entry's prefix diverge from each other (not one chain).
+  bool branch_point(const Entry& entry) const;
 
   std::unordered_map<uint64_t, int32_t> by_key_;
   uint64_t clock_ = 0;

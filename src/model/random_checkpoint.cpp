@@ -11,6 +11,7 @@
 #include "io/model_config.h"
 #include "io/safetensors_writer.h"
 #include "model/shape_presets.h"
+#include "model/visible_text.h"
 #include "model/weight_spec.h"
 #include "util/float16.h"
 #include "util/human.h"
@@ -136,6 +137,8 @@ Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const 
   log::info("make-checkpoint: ", config.nested ? "released" : "text-only", " layout, ", table.size(), " tensors, ", human_bytes(total_bytes), " in ",
             shards.size(), " file(s), seed ", options.seed, ", ", options.threads, " thread(s)");
 
+  const auto produced = producible_ids(assets.tokenizer_json, config.text.vocab_size);
+
   Progress progress("writing weights", total_bytes, /*bytes_unit=*/true);
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
   for (const Shard& shard : shards) {
@@ -164,6 +167,9 @@ Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const 
         progress.advance(size);
       }
     });
+    for (size_t t = 0; produced && t < shard.tensors.size(); ++t)
+      make_text_visible(shard.tensors[t].name, shard.tensors[t].shape, shard.tensors[t].dtype, writer.data(t),
+                        table_options.text_prefix, config.tie_word_embeddings, *produced);
     DS_TRY(writer.close());
   }
   progress.finish();
@@ -177,6 +183,11 @@ Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const 
   DS_TRY(write_text_file(partial_dir / "tokenizer.json", assets.tokenizer_json));
   DS_TRY(write_text_file(partial_dir / "tokenizer_config.json", assets.tokenizer_config_json));
   DS_TRY(write_text_file(partial_dir / "chat_template.jinja", assets.chat_template));
+  // What made these weights, so a tool can tell this checkpoint from a real one and from one an
+  // older version made (scripts/quickstart.sh remakes a default model without visible text).
+  const nlohmann::ordered_json made = {{"random_weights", true}, {"deltaserve_version", DELTASERVE_VERSION},
+                                       {"seed", options.seed}, {"visible_text", produced.has_value()}};
+  DS_TRY(write_text_file(partial_dir / "deltaserve_random.json", made.dump(2) + "\n"));
 
   fs::remove_all(out_dir, error);
   fs::rename(partial_dir, out_dir, error);

@@ -1,6 +1,7 @@
 // Random checkpoints of the real shapes: an HF-layout directory (config.json, generation_config.json,
-// model.safetensors or shards + index, tokenizer files, chat template) with random weights drawn
-// per the weight table. Deterministic in the seed, whatever the thread count.
+// model.safetensors or shards + index, tokenizer files, chat template, and deltaserve_random.json
+// saying what made it) with random weights drawn per the weight table, edited so that the model
+// writes visible text (model/visible_text.h). Deterministic in the seed, whatever the thread count.
 #pragma once
 
 #include <cstdint>

@@ -50,25 +50,25 @@ TEST(SnapshotPool, FindsByKeyVerifiesTokensAndEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(off.insert(key(a), a, true).state, nullptr);
 }
 
-// Full, the pool evicts the least recently used snapshot that no other held one extends: a shared
-// prefix outlives the longer snapshots built on it, however long ago it was used, and becomes
-// evictable once nothing extends it.
-TEST(SnapshotPool, EvictsLeavesOfThePrefixTreeFirst) {
-  SnapshotPool pool(3, 1);
+// Full, the pool evicts the least recently used snapshot that is no branch point: a prefix that
+// diverging snapshots extend outlives them however long ago it was used, and is evictable again
+// once they are gone; the earlier snapshots of one chain go in LRU order as any other.
+TEST(SnapshotPool, KeepsBranchPointsWhileOthersCanGo) {
+  SnapshotPool pool(4, 1);
   auto key = [](const std::vector<int32_t>& t) { return prefix_keys(t, 0).back(); };
-  const std::vector<int32_t> shared{1, 2}, chat_a{1, 2, 3}, chat_b{1, 2, 4}, other{5}, another{6};
+  const std::vector<int32_t> shared{1, 2}, chat_a{1, 2, 3}, chat_b{1, 2, 4}, chain_a{1, 2, 3, 7}, other{5}, another{6};
   auto held = [&](const std::vector<int32_t>& t) { return pool.find(key(t), t).has_value(); };
-  for (const auto* prefix : {&shared, &chat_a, &chat_b}) ASSERT_NE(pool.insert(key(*prefix), *prefix, true).state, nullptr);
-  ASSERT_NE(pool.insert(key(other), other, true).state, nullptr);  // evicts chat_a, not the older shared
+  for (const auto* prefix : {&shared, &chat_a, &chat_b, &chain_a})
+    ASSERT_NE(pool.insert(key(*prefix), *prefix, true).state, nullptr);
+  ASSERT_NE(pool.insert(key(other), other, true).state, nullptr);  // chat_a (a chain's start), not the older shared
   EXPECT_TRUE(held(shared));
   EXPECT_FALSE(held(chat_a));
-  EXPECT_TRUE(held(chat_b));
-  ASSERT_NE(pool.insert(key(another), another, true).state, nullptr);  // chat_b: shared is extended by it
+  ASSERT_NE(pool.insert(key(another), another, true).state, nullptr);  // chat_b: shared still branches (chain_a)
   EXPECT_TRUE(held(shared));
   EXPECT_FALSE(held(chat_b));
-  ASSERT_NE(pool.insert(key(chat_a), chat_a, true).state, nullptr);  // now shared is the oldest leaf
+  ASSERT_NE(pool.insert(key(chat_b), chat_b, true).state, nullptr);  // shared branches no more: it is the oldest
   EXPECT_FALSE(held(shared));
-  EXPECT_TRUE(held(other) && held(another) && held(chat_a));
+  EXPECT_TRUE(held(chain_a) && held(other) && held(another) && held(chat_b));
   EXPECT_EQ(pool.evictions(), 3);
 }
 

@@ -87,6 +87,17 @@ expect_ok inspect_tiny_tokenizer 'tokenizer +tokenizer.json, tokenizer_config.js
 expect_ok inspect_tiny_template 'chat template +from chat_template.jinja' "$bin" inspect --model "$work/tiny"
 expect_ok inspect_tiny_context '^  12345 ' "$bin" inspect --model "$work/tiny" --context 12345
 expect_error make_existing 'already exists.*--force' "$bin" make-checkpoint --shape tiny --out "$work/tiny"
+# A random checkpoint writes visible text: sampled at temperature 1, both layouts (tiny; flat,
+# below; tied heads — tests/unit/visible_text_test.cpp covers untied ones) give only ids the
+# project's vocabulary has (0 .. 32255; the rest of the 248,320 are unused or special), where
+# uniform draws would land there 13% of the time.
+expect_visible_ids() {  # expect_visible_ids NAME MODEL_DIR
+  local name=$1 out bad
+  out=$("$bin" generate --model "$2" --tokens 9,10,11 --max-tokens 64 --ids --ignore-eos --temperature 1 --seed 7 -q 2>&1)
+  bad=$(tr ',' '\n' <<<"$out" | awk '$1 !~ /^[0-9]+$/ || $1 >= 32256' | head -3)
+  if [ -z "$out" ] || [ -n "$bad" ]; then fail "$name: ids outside the vocabulary: ${bad:-no output} (output: ${out:0:200})"; else pass; fi
+}
+expect_visible_ids visible_text_tied "$work/tiny"
 expect_error make_unknown_shape 'unknown shape "70b"' "$bin" make-checkpoint --shape 70b --out "$work/x"
 
 # Text-only layout, MTP, fp32, sharded.
@@ -94,6 +105,7 @@ expect_ok make_flat 'wrote' "$bin" make-checkpoint --shape tiny --out "$work/fla
 expect_ok inspect_flat_layout 'text-only \(model\.\*\), [2-9] file' "$bin" inspect --model "$work/flat"
 expect_ok inspect_flat_mtp 'mtp +15 tensors, skipped' "$bin" inspect --model "$work/flat"
 expect_ok inspect_flat_dtype 'F32 ×' "$bin" inspect --model "$work/flat"
+expect_visible_ids visible_text_text_only "$work/flat"
 
 # GGUF containers (gguf-py's fixture): inspect describes them; a cut file is one clear error.
 gguf_fixture=$(dirname "$0")/../fixtures/gguf/container.gguf
