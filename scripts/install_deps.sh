@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(libgtest-dev python3-venv)
+  packages+=(libgtest-dev python3-venv chromium chromium-driver)  # chromium: the chat page's browser test
 fi
 
 missing=()

@@ -14,6 +14,7 @@
 
 #include "cli_errors.h"
 #include "commands.h"
+#include "default_assets.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
 #include "model_identity.h"
@@ -26,6 +27,7 @@
 #include "server/openai_service.h"
 #include "tokenizer/chat_template.h"
 #include "util/log.h"
+#include "util/str_cat.h"
 
 namespace ds::app {
 namespace {
@@ -33,6 +35,7 @@ namespace {
 struct ServeOptions {
   std::string model_dir, served_name, template_kwargs = "{}", test_script;
   double log_stats_interval = 10.0;  // seconds; 0: no periodic engine line
+  bool no_ui = false;
   server::HttpOptions http;
   ServeAccessOptions access;
   RunOptions run;
@@ -122,6 +125,7 @@ int run_serve(ServeOptions options) {
 
   server::ServerMetrics metrics(options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string()
                                                             : options.served_name);
+  if (!options.no_ui) options.http.chat_page = chat_page();
   server::HttpServer http(options.http, metrics);
   if (Status bound = http.bind(); !bound.ok()) return report_error(bound);
   std::thread listener([&] { http.serve(); });
@@ -196,7 +200,8 @@ int run_serve(ServeOptions options) {
   }
   server::OpenAiService service(**engine, model, metrics);
   http.set_service(&service, engine->get());
-  log::info("serve: ready — model \"", model.name, "\" at http://", options.http.host, ":", http.port(), "/v1");
+  log::info("serve: ready — model \"", model.name, "\" at http://", options.http.host, ":", http.port(), "/v1",
+            options.no_ui ? "" : str_cat("; chat page at http://", options.http.host, ":", http.port(), "/"));
   std::optional<server::ActivityLog> activity;
   if (options.log_stats_interval > 0)
     activity.emplace(**engine, std::chrono::milliseconds(static_cast<int64_t>(options.log_stats_interval * 1000)));
@@ -232,6 +237,7 @@ CommandRunner add_serve_command(CLI::App& app) {
                       "and snapshot use, prefix-cache hit rate); 0: none. Each finished request is logged too (-q: neither)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  command->add_flag("--no-ui", options->no_ui, "Do not serve the chat page at / (the API routes stay)");
   command->add_option("--test-script", options->test_script, "Testing only: force scripted replies (JSON list)")->group("");
   add_serve_access_options(command, options->access);
   add_run_options(command, options->run);

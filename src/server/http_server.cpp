@@ -35,9 +35,12 @@ class SinkWriter : public ResponseWriter {
   httplib::DataSink& sink_;
 };
 
-// Probes and scrapes: their answers say nothing about the API's health ("/ready" answers 503 on
-// every start), so deltaserve_http_responses_total leaves them out.
-bool is_probe(const std::string& path) { return path == "/health" || path == "/ready" || path == "/metrics"; }
+// Probes, scrapes and the static chat page: their answers say nothing about the API's health
+// ("/ready" answers 503 on every start), so deltaserve_http_responses_total leaves them out, and
+// they need no API key (the page holds no data: it asks for the key and sends it on API calls).
+bool is_probe(const std::string& path) {
+  return path == "/health" || path == "/ready" || path == "/metrics" || path == "/";
+}
 
 // The message of an error body this server wrote (ApiError::body: {"error": {"message": ...}}).
 std::string error_message(const std::string& body) {
@@ -203,6 +206,12 @@ void HttpServer::add_routes() {
   };
   // Probes and scrapes are answered even in a burst: a refused /health would get the server killed.
   get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"status\": \"ok\"}", "application/json"); });
+  if (!options_.chat_page.empty())
+    get("/", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'");
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_content(options_.chat_page.data(), options_.chat_page.size(), "text/html; charset=utf-8");
+    });
   get("/ready", [this, not_ready](const httplib::Request&, httplib::Response& res) {
     if (!service_.load()) return not_ready(res);
     res.set_content("{\"status\": \"ready\"}", "application/json");

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/api_keys.h"
@@ -36,6 +37,7 @@ struct HttpOptions {
   size_t max_body_bytes = size_t{32} << 20;
   ApiKeys api_keys;                        // none: no key asked for
   CorsPolicy cors;                         // no origin: CORS off
+  std::string_view chat_page;              // the page GET / answers (static, embedded); empty: no page (--no-ui)
 };
 
 class HttpServer {
