@@ -6,6 +6,9 @@ writes, into tests/fixtures/gguf/:
   c_bf16_untied-BF16.gguf            c_bf16_untied (bf16, nV = 3·nK) --outtype bf16
   c_bf16_untied-Q8_0-0000N-of-0000M.gguf   the same --outtype q8_0, split into parts (--split-max-tensors)
   d_text_only-F32.gguf               d_text_only (fp32, nV = 2·nK, text-only layout) --outtype f32
+  hf_tokenizer/                      the HF tokenizer the files were made with (tokenizer.json,
+                                     tokenizer_config.json with the chat template), to test the
+                                     tokenizer read back from the GGUF metadata against
   model_expected.json                per file and tensor: ggml type, ggml shape, and a 64-bit FNV-1a
                                      hash of gguf-py's dequantisation (gguf.quants.dequantize) as fp32
                                      little-endian bytes, plus the first values, so the C++ reader is
@@ -127,6 +130,9 @@ def main():
                 shutil.copytree(FIXTURES / fixture, src)
                 (src / "reference.safetensors").unlink()
                 small_tokenizer(src)
+                (OUT / "hf_tokenizer").mkdir(exist_ok=True)
+                for name in ("tokenizer.json", "tokenizer_config.json"):
+                    shutil.copy(src / name, OUT / "hf_tokenizer" / name)
             convert(llama_cpp, src, outtype, OUT / f"{stem}.gguf", split)
     for path in sorted(OUT.glob("*_*-*.gguf")):
         expected["files"][path.name] = expected_of(path)
