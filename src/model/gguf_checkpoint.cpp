@@ -148,11 +148,7 @@ Result<GgufCheckpoint> GgufCheckpoint::open(const std::string& path) {
   checkpoint.set_ = std::make_unique<GgufSet>(std::move(set));
   const GgufSet& files = *checkpoint.set_;
   const std::string label = std::filesystem::path(path).filename().string();
-  const GgufSetTensor* embed = files.tensor("token_embd.weight");
-  if (embed == nullptr || embed->info->shape.size() != 2)
-    return Status::errorf(label, ": missing tensor \"token_embd.weight\" (expected [hidden, vocab] in ggml order)");
-  DS_ASSIGN_OR_RETURN(checkpoint.config_, gguf_model_config(files.metadata(), embed->info->shape[1],
-                                                            files.tensor("output.weight") == nullptr, label));
+  DS_ASSIGN_OR_RETURN(checkpoint.config_, gguf_model_config(files, label));
   for (const auto& part : files.parts()) checkpoint.file_names_.push_back(part->name);
   for (const GgufSetTensor& tensor : files.tensors()) DS_TRY(checkpoint.add(tensor).with_context(label));
   return checkpoint;

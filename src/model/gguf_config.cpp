@@ -110,4 +110,11 @@ Result<ModelConfig> gguf_model_config(const GgufFile& gguf, int64_t vocab_size, 
   return config;
 }
 
+Result<ModelConfig> gguf_model_config(const GgufSet& set, const std::string& label) {
+  const GgufSetTensor* embed = set.tensor("token_embd.weight");
+  if (embed == nullptr || embed->info->shape.size() != 2)
+    return Status::errorf(label, ": missing tensor \"token_embd.weight\" (expected [hidden, vocab] in ggml order)");
+  return gguf_model_config(set.metadata(), embed->info->shape[1], set.tensor("output.weight") == nullptr, label);
+}
+
 }  // namespace ds

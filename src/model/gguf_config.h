@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "io/gguf_file.h"
+#include "io/gguf_set.h"
 #include "io/model_config.h"
 #include "util/status.h"
 
@@ -17,5 +18,7 @@ inline constexpr const char* kGgufArchitecture = "qwen35";
 // `vocab_size` and `tied` come from the tensors (token_embd rows; no output.weight); `label` names
 // the file in errors.
 Result<ModelConfig> gguf_model_config(const GgufFile& gguf, int64_t vocab_size, bool tied, const std::string& label);
+// The same for a set of files, with the vocabulary and tying read from its tensors.
+Result<ModelConfig> gguf_model_config(const GgufSet& set, const std::string& label);
 
 }  // namespace ds

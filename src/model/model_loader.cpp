@@ -2,11 +2,13 @@
 #include "model/model_loader.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "io/safetensors_checkpoint.h"
 #include "model/bf16_repack.h"
 #include "model/gguf_checkpoint.h"
+#include "model/gguf_config.h"
 #include "model/model_summary.h"
 #include "model/quantize.h"
 #include "util/human.h"
@@ -31,6 +33,12 @@ void log_gguf(const GgufCheckpoint& gguf) {
 }  // namespace
 
 bool is_gguf_path(const std::string& path) { return path.ends_with(".gguf"); }
+
+Result<ModelConfig> load_checkpoint_config(const std::string& path) {
+  if (!is_gguf_path(path)) return load_model_config(path);
+  DS_ASSIGN_OR_RETURN(const GgufSet set, GgufSet::open(path));
+  return gguf_model_config(set, std::filesystem::path(path).filename().string());
+}
 
 Result<std::pair<ModelConfig, std::unique_ptr<Checkpoint>>> open_checkpoint(const std::string& path) {
   if (is_gguf_path(path)) {

@@ -32,6 +32,9 @@ struct LoadedModel {
 // A path naming a GGUF model: FILE.gguf (or a part of a split set).
 bool is_gguf_path(const std::string& path);
 
+// The config of the checkpoint at `path`: DIR/config.json, or a GGUF model's metadata.
+Result<ModelConfig> load_checkpoint_config(const std::string& path);
+
 // Opens the checkpoint at `path` (directory or .gguf) with its config.
 Result<std::pair<ModelConfig, std::unique_ptr<Checkpoint>>> open_checkpoint(const std::string& path);
 
