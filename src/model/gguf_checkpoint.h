@@ -10,8 +10,9 @@
 //                      which gives back the stored value bit for bit whenever stored ≥ 0.5 (then
 //                      stored − 1 is exact, Sterbenz) — the value HF multiplies by, fl(1 + w) in fp32.
 //   A_log              stored as ssm_a = −exp(A_log) in F32; the model computes −exp(A_log) itself, so
-//                      it gets the F32 A_log nearest log(−ssm_a) whose std::exp is exactly −ssm_a (one
-//                      exists for every |ssm_a| < e² ≈ 7.39, and for most above; else the nearest log).
+//                      it gets an F32 A_log, within 8 ulps of log(−ssm_a), whose std::exp is exactly
+//                      −ssm_a — there is one whenever the converter's exp of the F32 original agreed with
+//                      std::exp (on every fixture value) — else the nearest log (exp then off by an ulp or so).
 //   value heads        when nV > nK, tiled (GGUF head j·nK + g) back to grouped (HF head g·r + j) in the
 //                      V rows of in_proj_qkv, in_proj_z, in_proj_a/b, A_log, dt_bias, conv1d's V
 //                      channels and out_proj's columns: a permutation of whole rows / head-sized
