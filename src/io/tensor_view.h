@@ -29,6 +29,9 @@ struct TensorView {
   // (kernels/formats/int8_panels/int8_activations.h), for weights whose outputs feed a long
   // recurrence, where int8 activations cost too much accuracy. Which weights get 2 is model/'s choice.
   int64_t activation_planes = 1;
+  // The bytes are memory a checkpoint filled at load (a converted GGUF tensor), not a file mapping:
+  // releasing their pages after repacking would lose them (model/weight_arena.h), so they are kept.
+  bool owned = false;
 
   uint64_t numel() const {
     uint64_t count = 1;

@@ -269,6 +269,7 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
     }
   }
   if (mapped->undo == Undo::conv) view.shape = {view.shape[0], 1, view.shape[1]};
+  view.owned = view.data != tensor.data();  // converted into memory this checkpoint holds
   tensors_[view.name] = view;
   return {};
 }

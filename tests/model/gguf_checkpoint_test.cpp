@@ -81,7 +81,7 @@ TEST(GgufDequantization, EveryTensorIsBitIdenticalToGgufPy) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 56 + 56 + 56);  // three models of 56 tensors
+  EXPECT_EQ(checked, 56 + 56 + 56 + 41);  // three models of 56 tensors (one split in 3), one of 41
 }
 
 // Every text tensor of the safetensors original against the GGUF's, by HF name: same shape and, as
@@ -139,6 +139,14 @@ TEST(GgufCheckpoint, Bf16FileGivesBackTheHfTensors) { expect_same_model(kBf16, "
 TEST(GgufCheckpoint, F32FileGivesBackTheHfTensors) { expect_same_model(kF32, "d_text_only", false); }
 TEST(GgufCheckpoint, Q8_0SplitSetGivesBackTheHfTensorsWithinQ8_0Rounding) {
   expect_same_model(kQ8_0, "c_bf16_untied", true);
+}
+// Head size 128: out_proj's value heads are whole Q8_0 blocks, permuted as blocks (not expanded).
+TEST(GgufCheckpoint, Q8_0WithRealHeadSizesGivesBackTheHfTensorsWithinQ8_0Rounding) {
+  const std::string path = (kGgufDir / "e_real_head_sizes-Q8_0.gguf").string();
+  expect_same_model(path, "e_real_head_sizes", true);
+  auto gguf = GgufCheckpoint::open(path);
+  ASSERT_TRUE(gguf.ok());
+  EXPECT_EQ(gguf->find("model.layers.0.linear_attn.out_proj.weight")->format, WeightFormatId::q8_0);
 }
 
 TEST(GgufCheckpoint, ConfigMatchesTheHfConfig) {

@@ -104,31 +104,39 @@ TEST(GgufLogits, F32FileGivesTheSafetensorsLogitsBitForBit) { expect_bit_identic
 // position, beside the same error of the project's own int8 weights (`--weights int8`) from the
 // safetensors original: both are symmetric 8-bit weights in groups of 32 inputs of the same values,
 // so Q8_0 must be as close to HF as int8 is. Q8_0 adds error sources int8 lacks (its scales rounded
-// to fp16, the embedding table quantised too, then rounded to bf16), and on this fixture measured
-// 0.027–0.094 against int8's 0.021–0.110, at most 1.8 × int8 on one prompt (every backend, mode and
-// path: native = int8 panels, mapped = Q8_0 blocks through the fp32 reference). Bounds: 2 × int8's,
-// and 0.12 absolute (1.3 × the worst measured).
-TEST(GgufLogits, Q8_0SplitSetStaysCloseToHf) {
+// to fp16, the embedding table quantised too, then rounded to bf16). Measured over every backend,
+// mode and path (native = int8 panels, mapped = Q8_0 blocks through the fp32 reference, int8 = the
+// same with the head quantised to int8): c_bf16_untied 0.027–0.094 against int8's 0.021–0.110, at
+// most 1.81 × int8 on one prompt; e_real_head_sizes (tied) 0.012–0.045 against 0.014–0.028, at most
+// 1.72 ×. Bounds: 2 × int8's, and 0.12 absolute (1.3 × the worst measured).
+void expect_q8_0_close_to_hf(const std::string& gguf_file, const std::string& fixture) {
   constexpr double kRatioToInt8 = 2.0, kQ8_0Tolerance = 0.12;
-  const std::vector<Prompt> prompts = read_prompts("c_bf16_untied");
+  const std::vector<Prompt> prompts = read_prompts(fixture);
   for (const auto& backend : backends())
     for (ComputeMode mode : {ComputeMode::f32, ComputeMode::fast})
-      for (WeightsChoice choice : {WeightsChoice::native, WeightsChoice::mapped}) {
-        auto gguf = load_model((kFixtures / "gguf" / "c_bf16_untied-Q8_0-00001-of-00003.gguf").string(), *backend, mode, choice);
+      for (WeightsChoice choice : {WeightsChoice::native, WeightsChoice::mapped, WeightsChoice::int8}) {
+        auto gguf = load_model((kFixtures / "gguf" / gguf_file).string(), *backend, mode, choice);
         ASSERT_TRUE(gguf.ok()) << gguf.status().message();
-        auto int8 = load_model((kFixtures / "c_bf16_untied").string(), *backend, mode, WeightsChoice::int8);
+        auto int8 = load_model((kFixtures / fixture).string(), *backend, mode, WeightsChoice::int8);
         ASSERT_TRUE(int8.ok()) << int8.status().message();
         const int64_t vocab = gguf->config.text.vocab_size;
         for (const Prompt& prompt : prompts) {
           const double worst = worst_error(run(*gguf->model, prompt.ids), prompt.logits, vocab);
           const double int8_worst = worst_error(run(*int8->model, prompt.ids), prompt.logits, vocab);
-          std::cout << "Q8_0 [" << backend->name() << "] mode " << static_cast<int>(mode) << " weights "
-                    << (choice == WeightsChoice::native ? "native" : "mapped") << ", prompt of " << prompt.ids.size()
+          std::cout << gguf_file << " [" << backend->name() << "] mode " << static_cast<int>(mode) << " weights "
+                    << (choice == WeightsChoice::native ? "native" : choice == WeightsChoice::mapped ? "mapped" : "int8") << ", prompt of " << prompt.ids.size()
                     << ": error " << worst << " (safetensors --weights int8: " << int8_worst << ")\n";
           EXPECT_LE(worst, kQ8_0Tolerance);
           EXPECT_LE(worst, kRatioToInt8 * int8_worst);
         }
       }
+}
+
+TEST(GgufLogits, Q8_0SplitSetStaysCloseToHf) {
+  expect_q8_0_close_to_hf("c_bf16_untied-Q8_0-00001-of-00003.gguf", "c_bf16_untied");
+}
+TEST(GgufLogits, Q8_0WithRealHeadSizesStaysCloseToHf) {
+  expect_q8_0_close_to_hf("e_real_head_sizes-Q8_0.gguf", "e_real_head_sizes");
 }
 
 }  // namespace

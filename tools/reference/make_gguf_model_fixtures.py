@@ -6,6 +6,8 @@ writes, into tests/fixtures/gguf/:
   c_bf16_untied-BF16.gguf            c_bf16_untied (bf16, nV = 3·nK) --outtype bf16
   c_bf16_untied-Q8_0-0000N-of-0000M.gguf   the same --outtype q8_0, split into parts (--split-max-tensors)
   d_text_only-F32.gguf               d_text_only (fp32, nV = 2·nK, text-only layout) --outtype f32
+  e_real_head_sizes-Q8_0.gguf        e_real_head_sizes (fp32, head sizes 256 / 128: Q8_0 blocks never
+                                     straddle a value head; tied) --outtype q8_0
   hf_tokenizer/                      the HF tokenizer the files were made with (tokenizer.json,
                                      tokenizer_config.json with the chat template), to test the
                                      tokenizer read back from the GGUF metadata against
@@ -42,21 +44,24 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 OUT = FIXTURES / "gguf"
-KEEP_TOKENS = 480       # BPE tokens kept from the project's vocabulary (256 bytes + 224 merges)
-ADDED_BASE = 500        # ids of the chat tokens in the fixture vocabulary
+MAX_KEEP = 480          # BPE tokens kept from the project's vocabulary (256 bytes + 224 merges) ...
+MAX_ADDED_BASE = 500    # ... and the first id of the chat tokens, both lowered to fit a smaller vocabulary
 ADDED = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 
 CONVERSIONS = [  # (fixture, --outtype, output stem, --split-max-tensors or 0)
     ("c_bf16_untied", "bf16", "c_bf16_untied-BF16", 0),
     ("c_bf16_untied", "q8_0", "c_bf16_untied-Q8_0", 20),
     ("d_text_only", "f32", "d_text_only-F32", 0),
+    ("e_real_head_sizes", "q8_0", "e_real_head_sizes-Q8_0", 0),
 ]
 
 
-def small_tokenizer(dest):
+def small_tokenizer(dest, vocab_size):
+    added_base = min(MAX_ADDED_BASE, vocab_size - 6)
+    keep = min(MAX_KEEP, added_base - 8)  # below 256 some bytes have no token: enough for the converter
     full = json.loads((ROOT / "data" / "tokenizer" / "tokenizer.json").read_text())
     model = full["model"]
-    vocab = {tok: i for tok, i in model["vocab"].items() if i < KEEP_TOKENS}
+    vocab = {tok: i for tok, i in model["vocab"].items() if i < keep}
     merges = []
     for merge in model["merges"]:
         a, b = merge if isinstance(merge, list) else merge.split(" ", 1)
@@ -64,8 +69,8 @@ def small_tokenizer(dest):
             merges.append([a, b])
     added = []
     for n, content in enumerate(ADDED):
-        vocab[content] = ADDED_BASE + n
-        added.append({"id": ADDED_BASE + n, "content": content, "single_word": False, "lstrip": False,
+        vocab[content] = added_base + n
+        added.append({"id": added_base + n, "content": content, "single_word": False, "lstrip": False,
                       "rstrip": False, "normalized": False, "special": not content.endswith("think>")})
     full["model"]["vocab"] = vocab
     full["model"]["merges"] = merges
@@ -129,10 +134,12 @@ def main():
             if not src.exists():
                 shutil.copytree(FIXTURES / fixture, src)
                 (src / "reference.safetensors").unlink()
-                small_tokenizer(src)
-                (OUT / "hf_tokenizer").mkdir(exist_ok=True)
-                for name in ("tokenizer.json", "tokenizer_config.json"):
-                    shutil.copy(src / name, OUT / "hf_tokenizer" / name)
+                config = json.loads((src / "config.json").read_text())
+                small_tokenizer(src, config.get("text_config", config)["vocab_size"])
+                if fixture == "c_bf16_untied":
+                    (OUT / "hf_tokenizer").mkdir(exist_ok=True)
+                    for name in ("tokenizer.json", "tokenizer_config.json"):
+                        shutil.copy(src / name, OUT / "hf_tokenizer" / name)
             convert(llama_cpp, src, outtype, OUT / f"{stem}.gguf", split)
     for path in sorted(OUT.glob("*_*-*.gguf")):
         expected["files"][path.name] = expected_of(path)
