@@ -293,7 +293,9 @@ int run_bench(const BenchOptions& options) {
                 human_bytes(peak_memory.bytes()).c_str(),
                 human_bytes(summary.text_bytes).c_str(),
                 loaded->repacked ? str_cat(", of which matmul weights repacked: ", human_bytes(loaded->repacked->bytes()),
-                                           loaded->weights == WeightsChoice::int8 ? " int8" : " bf16 panels")
+                                           loaded->weights == WeightsChoice::int8 ? " int8"
+                                           : is_gguf_path(dir)                     ? " panels (bf16; GGUF Q8_0 as int8)"
+                                                                                   : " bf16 panels")
                                        .c_str()
                                  : ", mmapped",
                 peak_memory.restartable()
