@@ -293,7 +293,9 @@ int run_bench(const BenchOptions& options) {
                 human_bytes(peak_memory.bytes()).c_str(),
                 human_bytes(summary.text_bytes).c_str(),
                 loaded->repacked ? str_cat(", of which matmul weights repacked: ", human_bytes(loaded->repacked->bytes()),
-                                           loaded->weights == WeightsChoice::int8 ? " int8" : " bf16 panels")
+                                           loaded->weights == WeightsChoice::int8 ? " int8"
+                                           : is_gguf_path(dir)                     ? " panels (bf16; GGUF Q8_0 as int8)"
+                                                                                   : " bf16 panels")
                                        .c_str()
                                  : ", mmapped",
                 peak_memory.restartable()
@@ -307,7 +309,7 @@ int run_bench(const BenchOptions& options) {
 CommandRunner add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand("bench", "Measure prefill and decode speed against this machine's bandwidth and compute peak");
-  auto* model = command->add_option("-m,--model", options->model_dir, "Checkpoint directory");
+  auto* model = command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)");
   auto* shape = command->add_option("--shape", options->shape, "Shape preset; the random checkpoint is made once under models/");
   model->excludes(shape);
   command->add_option("--prompts", options->prompts, "Prefill prompt lengths")->capture_default_str();

@@ -143,7 +143,7 @@ CommandRunner add_generate_command(CLI::App& app) {
   SamplingParams& s = options->sampling;
   s.max_tokens = 32;
   CLI::App* command = app.add_subcommand("generate", "Generate a continuation of a prompt (one request through the engine)");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
+  command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
   auto* tokens = command->add_option("--tokens", options->tokens, "Prompt as token ids, comma-separated");
   auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text, encoded with the checkpoint's tokenizer (no chat template)");
   tokens->excludes(prompt);

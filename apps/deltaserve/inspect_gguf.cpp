@@ -1,4 +1,4 @@
-// GGUF inspection: everything is read from the validated container; nothing is loaded or computed.
+// GGUF inspection: the validated container (metadata, tensor types, bits per weight), and whether it binds as a model.
 #include "inspect_gguf.h"
 
 #include <cstdio>
@@ -7,6 +7,8 @@
 
 #include "cli_errors.h"
 #include "io/gguf_file.h"
+#include "model/gguf_checkpoint.h"
+#include "model/qwen35_weights.h"
 #include "util/human.h"
 #include "util/mapped_file.h"
 #include "util/str_cat.h"
@@ -33,6 +35,20 @@ std::string shape_text(const GgufTensor& t) {
   return text;
 }
 
+// Whether the file (with the rest of its split set) binds as a model, and what it is, or why not.
+std::string model_text(const std::string& path) {
+  auto checkpoint = GgufCheckpoint::open(path);
+  if (!checkpoint.ok()) return str_cat("does not load: ", checkpoint.status().message());
+  auto weights = bind_qwen35_weights(*checkpoint, checkpoint->config(), nullptr);
+  if (!weights.ok()) return str_cat("does not load: ", weights.status().message());
+  const TextConfig& c = checkpoint->config().text;
+  return str_cat("loads (", checkpoint->files().size(), " file(s)): ", c.num_hidden_layers, " layers (",
+                 c.num_layers_of(LayerType::linear_attention), " Gated DeltaNet + ", c.num_layers_of(LayerType::full_attention),
+                 " gated attention), hidden ", c.hidden_size, ", vocab ", c.vocab_size,
+                 checkpoint->config().tie_word_embeddings ? ", tied head" : "", "; ", checkpoint->tensors().size(),
+                 " tensors under HF names");
+}
+
 }  // namespace
 
 int inspect_gguf(const std::string& path) {
@@ -56,6 +72,7 @@ int inspect_gguf(const std::string& path) {
   print_row("tokenizer", str_cat(metadata_text(gguf, "tokenizer.ggml.model"), " / ", metadata_text(gguf, "tokenizer.ggml.pre"),
                                  ", tokens: ", metadata_text(gguf, "tokenizer.ggml.tokens")));
   print_row("chat template", gguf.find("tokenizer.chat_template") != nullptr ? "in the metadata" : "none");
+  print_row("as a model", model_text(path));
 
   struct TypeTotals {
     int64_t tensors = 0, numel = 0;

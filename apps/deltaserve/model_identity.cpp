@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/checksum64.h"
+#include "model/model_loader.h"
 
 namespace ds::app {
 namespace {
@@ -33,11 +34,16 @@ class Facts {
 }  // namespace
 
 Result<uint64_t> model_identity(const std::string& model_dir, const LoadedModel& loaded, const Backend& backend) {
-  const std::filesystem::path config = std::filesystem::path(model_dir) / "config.json";
-  std::ifstream in(config, std::ios::binary);
-  if (!in) return Status::errorf("cannot read ", config.string(), " to identify the model for --prefix-cache-dir");
   Facts facts;
-  facts.add(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  if (is_gguf_path(model_dir)) {
+    facts.add(std::string("gguf"));  // its config is its metadata: the tensors below and the file names identify it
+    for (const std::string& file : loaded.checkpoint->files()) facts.add(file);
+  } else {
+    const std::filesystem::path config = std::filesystem::path(model_dir) / "config.json";
+    std::ifstream in(config, std::ios::binary);
+    if (!in) return Status::errorf("cannot read ", config.string(), " to identify the model for --prefix-cache-dir");
+    facts.add(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  }
   for (const auto& [name, tensor] : loaded.checkpoint->tensors()) {
     facts.add(name);
     facts.add_value(static_cast<int>(tensor.dtype));

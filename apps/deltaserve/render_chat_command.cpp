@@ -73,7 +73,7 @@ CommandRunner add_render_chat_command(CLI::App& app) {
   auto options = std::make_shared<RenderChatOptions>();
   CLI::App* command = app.add_subcommand("render-chat", "Print the prompt a chat template renders (exactly as HF apply_chat_template)");
   auto* model = command->add_option("-m,--model", options->model_dir,
-                                    "Checkpoint directory: chat_template.jinja or tokenizer_config.json's chat_template, and its special tokens");
+                                    "Checkpoint directory (chat_template.jinja or tokenizer_config.json's chat_template, and its special tokens) or GGUF file (tokenizer.chat_template)");
   auto* file = command->add_option("--template", options->template_file, "A Jinja chat template file instead of the checkpoint's");
   command->add_option("--messages", options->messages_file, "JSON file: the list of messages")->required();
   command->add_option("--tools", options->tools_file, "JSON file: the list of tool schemas");

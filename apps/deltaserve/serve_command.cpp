@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -31,6 +32,16 @@
 
 namespace ds::app {
 namespace {
+
+// The name the API serves without --served-model-name: the directory's name, or a GGUF file's
+// without ".gguf" and a split set's "-0000i-of-0000N".
+std::string default_model_name(const std::string& model) {
+  std::string name = std::filesystem::path(model).filename().string();
+  if (!is_gguf_path(name)) return name;
+  name.resize(name.size() - 5);
+  static const std::regex kPart(R"(-\d{5}-of-\d{5}$)");
+  return std::regex_replace(name, kPart, "");
+}
 
 struct ServeOptions {
   std::string model_dir, served_name, template_kwargs = "{}", test_script;
@@ -123,8 +134,7 @@ int run_serve(ServeOptions options) {
     template_override = *source;
   }
 
-  server::ServerMetrics metrics(options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string()
-                                                            : options.served_name);
+  server::ServerMetrics metrics(options.served_name.empty() ? default_model_name(options.model_dir) : options.served_name);
   if (!options.no_ui) options.http.chat_page = chat_page();
   server::HttpServer http(options.http, metrics);
   if (Status bound = http.bind(); !bound.ok()) return report_error(bound);
@@ -155,7 +165,7 @@ int run_serve(ServeOptions options) {
   auto generation = load_generation_config(options.model_dir);
   if (!generation.ok()) return fail(generation.status());
   server::ServedModel model;
-  model.name = options.served_name.empty() ? std::filesystem::path(options.model_dir).filename().string() : options.served_name;
+  model.name = options.served_name.empty() ? default_model_name(options.model_dir) : options.served_name;
   model.tokenizer = &*tokenizer;
   model.default_template_kwargs = default_kwargs;
   model.defaults = sampling_defaults(*generation);
@@ -216,12 +226,12 @@ int run_serve(ServeOptions options) {
 CommandRunner add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, tokenize, metrics)");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory")->required();
+  command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
   command->add_option("--host", options->http.host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->http.port, "Port to listen on (0: any free port, logged)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  command->add_option("--served-model-name", options->served_name, "Model name clients send (default: the directory's name)");
+  command->add_option("--served-model-name", options->served_name, "Model name clients send (default: the directory's name, or the GGUF file's without .gguf and the split part)");
   command->add_option("--default-template-kwargs", options->template_kwargs,
                       "Chat-template kwargs for every request, as JSON (e.g. '{\"enable_thinking\": false}'); requests override them")
       ->capture_default_str();

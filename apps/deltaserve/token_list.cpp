@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "io/model_config.h"
+#include "model/model_loader.h"
 
 namespace ds::app {
 
@@ -36,12 +37,12 @@ std::string join_ints(const std::vector<int32_t>& values) {
 }
 
 Status check_token_ids(std::span<const int32_t> ids, const std::string& model_dir, const std::string& option) {
-  DS_ASSIGN_OR_RETURN(const ModelConfig config, load_model_config(model_dir));
+  DS_ASSIGN_OR_RETURN(const ModelConfig config, load_checkpoint_config(model_dir));
   const int64_t vocab = config.text.vocab_size;
   for (size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= vocab)
       return Status::errorf(option, ": item ", i + 1, ": token id ", ids[i], " is outside the vocabulary [0, ", vocab,
-                            ") of ", model_dir, "/config.json");
+                            ") of ", is_gguf_path(model_dir) ? model_dir : model_dir + "/config.json");
   return {};
 }
 

@@ -10,12 +10,6 @@
 namespace ds {
 namespace fs = std::filesystem;
 
-std::string shape_to_string(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 Status SafetensorsCheckpoint::add_shard(const std::string& path, const std::string& label) {
   auto shard = std::make_unique<SafetensorsShard>();
   DS_ASSIGN_OR_RETURN(shard->file, MappedFile::open(path));
@@ -86,31 +80,6 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_dir(const std::string&
     if (!weight_map.count(name))
       return Status::errorf(file, " contains tensor \"", name, "\", which model.safetensors.index.json does not list");
   return checkpoint;
-}
-
-const TensorView* SafetensorsCheckpoint::find(const std::string& name) const {
-  auto it = tensors_.find(name);
-  return it == tensors_.end() ? nullptr : &it->second;
-}
-
-Result<TensorView> SafetensorsCheckpoint::take(const std::string& name) {
-  const TensorView* view = find(name);
-  if (view == nullptr) return Status::errorf("missing tensor \"", name, "\"");
-  taken_.insert(name);
-  return *view;
-}
-
-std::vector<std::string> SafetensorsCheckpoint::untaken() const {
-  std::vector<std::string> names;
-  for (const auto& [name, _] : tensors_)
-    if (!taken_.count(name)) names.push_back(name);
-  return names;
-}
-
-uint64_t SafetensorsCheckpoint::total_bytes() const {
-  uint64_t bytes = 0;
-  for (const auto& [_, view] : tensors_) bytes += view.nbytes;
-  return bytes;
 }
 
 }  // namespace ds

@@ -13,8 +13,10 @@ namespace ds {
 // How a matmul weight's bytes are laid out: each value names one format under kernels/formats/,
 // which owns its size, packing, reference values and kernels. stored: as in the checkpoint file,
 // row-major [n, k] of `dtype` (PyTorch Linear layout). bf16_panels, int8_panels: packed at load
-// time for the CPU kernels (kernels/formats/bf16_panels/, kernels/formats/int8_panels/).
-enum class WeightFormatId : uint8_t { stored, bf16_panels, int8_panels };
+// time for the CPU kernels (kernels/formats/bf16_panels/, kernels/formats/int8_panels/). q8_0: GGUF
+// Q8_0 blocks as the file stores them (dtype U8: bytes); q8_0_int8_panels: only a packing route,
+// Q8_0 into int8 panels losslessly (kernels/formats/q8_0/).
+enum class WeightFormatId : uint8_t { stored, bf16_panels, int8_panels, q8_0, q8_0_int8_panels };
 
 struct TensorView {
   std::string name;            // full name as stored in the file
@@ -27,6 +29,9 @@ struct TensorView {
   // (kernels/formats/int8_panels/int8_activations.h), for weights whose outputs feed a long
   // recurrence, where int8 activations cost too much accuracy. Which weights get 2 is model/'s choice.
   int64_t activation_planes = 1;
+  // The bytes are memory a checkpoint filled at load (a converted GGUF tensor), not a file mapping:
+  // releasing their pages after repacking would lose them (model/weight_arena.h), so they are kept.
+  bool owned = false;
 
   uint64_t numel() const {
     uint64_t count = 1;

@@ -2,25 +2,67 @@
 #include "model/model_loader.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include "kernels/formats/int8_panels/int8_panels.h"
+#include "io/safetensors_checkpoint.h"
 #include "model/bf16_repack.h"
+#include "model/gguf_checkpoint.h"
+#include "model/gguf_config.h"
 #include "model/model_summary.h"
 #include "model/quantize.h"
 #include "util/human.h"
 #include "util/log.h"
+#include "util/str_cat.h"
 
 namespace ds {
+
+namespace {
+
+// "GGUF: 2 files, 1.2 MiB; types Q8_0 × 25 (8.50 bits per weight, …), F32 × 31 (…)".
+void log_gguf(const GgufCheckpoint& gguf) {
+  std::string types;
+  for (const auto& [name, count] : gguf.type_counts())
+    types += str_cat(types.empty() ? "" : ", ", name, " × ", count.tensors, " (", human_count(count.values), " values, ",
+                     human_bytes(count.bytes), ", ", 8.0 * static_cast<double>(count.bytes) / static_cast<double>(count.values),
+                     " bits per weight)");
+  log::info("gguf: ", gguf.gguf().parts().size(), " file(s), ", human_bytes(gguf.gguf().file_bytes()), "; tensor types ", types,
+            gguf.converted_bytes() ? str_cat("; ", human_bytes(gguf.converted_bytes()), " converted at load (docs/gguf.md)") : "");
+}
+
+}  // namespace
+
+bool is_gguf_path(const std::string& path) { return path.ends_with(".gguf"); }
+
+Result<ModelConfig> load_checkpoint_config(const std::string& path) {
+  if (!is_gguf_path(path)) return load_model_config(path);
+  DS_ASSIGN_OR_RETURN(const GgufSet set, GgufSet::open(path));
+  return gguf_model_config(set, std::filesystem::path(path).filename().string());
+}
+
+Result<std::pair<ModelConfig, std::unique_ptr<Checkpoint>>> open_checkpoint(const std::string& path) {
+  if (is_gguf_path(path)) {
+    auto gguf = GgufCheckpoint::open(path);
+    if (!gguf.ok()) return gguf.status();
+    auto checkpoint = std::make_unique<GgufCheckpoint>(std::move(gguf).value());
+    ModelConfig config = checkpoint->config();
+    return std::pair<ModelConfig, std::unique_ptr<Checkpoint>>{std::move(config), std::move(checkpoint)};
+  }
+  auto config = load_model_config(path);
+  if (!config.ok()) return config.status().with_context(path);
+  auto checkpoint = SafetensorsCheckpoint::open_dir(path);
+  if (!checkpoint.ok()) return checkpoint.status().with_context(path);
+  return std::pair<ModelConfig, std::unique_ptr<Checkpoint>>{
+      std::move(config).value(), std::make_unique<SafetensorsCheckpoint>(std::move(checkpoint).value())};
+}
 
 Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode, WeightsChoice choice,
                                int threads) {
   LoadedModel loaded;
-  auto config = load_model_config(dir);
-  if (!config.ok()) return config.status().with_context(dir);
-  loaded.config = std::move(config).value();
-  auto checkpoint = SafetensorsCheckpoint::open_dir(dir);
-  if (!checkpoint.ok()) return checkpoint.status().with_context(dir);
-  loaded.checkpoint = std::make_unique<SafetensorsCheckpoint>(std::move(checkpoint).value());
+  DS_ASSIGN_OR_RETURN(auto opened, open_checkpoint(dir));
+  loaded.config = std::move(opened.first);
+  loaded.checkpoint = std::move(opened.second);
+  if (const auto* gguf = dynamic_cast<const GgufCheckpoint*>(loaded.checkpoint.get())) log_gguf(*gguf);
   BindReport report;
   auto weights = bind_qwen35_weights(*loaded.checkpoint, loaded.config, &report);
   if (!weights.ok()) return weights.status().with_context(dir);
@@ -40,7 +82,7 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
     const bool fast = Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast;
     loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, &released);
     if (loaded.repacked)
-      log::info("weights: bf16 matmul weights repacked into panels in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
+      log::info("weights: matmul weights repacked into panels (bf16 panels; GGUF Q8_0 into int8 panels, losslessly) in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
                 " in memory (2 MiB pages), ", human_bytes(released), " of mapped source pages released (--weights mapped: read in place)");
   }
   loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(bound), backend, mode);

@@ -1,12 +1,14 @@
-// Loading a checkpoint directory into a runnable model: config, mmapped weights, strict binding,
-// and one log line per fact a user wants to see (model, layout, dtypes, mode, backend, memory).
+// Loading a checkpoint — an HF directory (config.json + safetensors) or a GGUF file / split set
+// (model/gguf_checkpoint.h) — into a runnable model: config, mmapped weights, strict binding, and
+// one log line per fact a user wants to see (model, layout, dtypes, mode, backend, memory).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "io/model_config.h"
-#include "io/safetensors_checkpoint.h"
+#include "io/checkpoint.h"
 #include "model/qwen35_model.h"
 #include "model/weight_arena.h"
 #include "util/status.h"
@@ -21,13 +23,22 @@ enum class WeightsChoice { native, mapped, int8 };
 
 struct LoadedModel {
   ModelConfig config;
-  std::unique_ptr<SafetensorsCheckpoint> checkpoint;  // owns the mappings the weights point into
+  std::unique_ptr<Checkpoint> checkpoint;  // owns the mappings (and converted values) the weights point into
   WeightsChoice weights = WeightsChoice::native;
   std::unique_ptr<WeightArena> repacked;  // bf16 panels or int8 copies of the matmul weights (null: all mapped)
   std::unique_ptr<Qwen35Model> model;
 };
 
-Result<LoadedModel> load_model(const std::string& dir, Backend& backend, ComputeMode mode,
+// A path naming a GGUF model: FILE.gguf (or a part of a split set).
+bool is_gguf_path(const std::string& path);
+
+// The config of the checkpoint at `path`: DIR/config.json, or a GGUF model's metadata.
+Result<ModelConfig> load_checkpoint_config(const std::string& path);
+
+// Opens the checkpoint at `path` (directory or .gguf) with its config.
+Result<std::pair<ModelConfig, std::unique_ptr<Checkpoint>>> open_checkpoint(const std::string& path);
+
+Result<LoadedModel> load_model(const std::string& path, Backend& backend, ComputeMode mode,
                                WeightsChoice choice = WeightsChoice::native, int threads = 1);
 
 }  // namespace ds

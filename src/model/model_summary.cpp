@@ -5,7 +5,7 @@
 
 namespace ds {
 
-ModelSummary summarize_checkpoint(const SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+ModelSummary summarize_checkpoint(const Checkpoint& checkpoint, const ModelConfig& config,
                                   const std::string& text_prefix) {
   WeightTableOptions options;
   options.text_prefix = text_prefix;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/model_config.h"
-#include "io/safetensors_checkpoint.h"
+#include "io/checkpoint.h"
 #include "model/weight_spec.h"
 
 namespace ds {
@@ -28,7 +28,7 @@ struct ModelSummary {
 };
 
 // Attributes every tensor of the checkpoint to its part via the weight table.
-ModelSummary summarize_checkpoint(const SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+ModelSummary summarize_checkpoint(const Checkpoint& checkpoint, const ModelConfig& config,
                                   const std::string& text_prefix);
 
 // Memory one sequence of `context` tokens needs beyond the weights, as the cache stores it today:

@@ -34,11 +34,18 @@ std::unordered_set<std::string> sixteen_bit_inputs(const Qwen35Weights& weights)
 
 }  // namespace
 
+int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w) {
+  return sixteen_bit_inputs(weights).count(w.name) ? 2 : 1;
+}
+
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released) {
   const std::unordered_set<std::string> wide = sixteen_bit_inputs(weights);
   std::vector<PackedWeight> plan;
-  for (TensorView* view : matmul_weights(weights))
-    plan.push_back(PackedWeight{view, WeightFormatId::int8_panels, wide.count(view->name) ? 2 : 1});
+  for (TensorView* view : matmul_weights(weights)) {
+    const WeightFormatId route =
+        view->format == WeightFormatId::q8_0 ? WeightFormatId::q8_0_int8_panels : WeightFormatId::int8_panels;
+    plan.push_back(PackedWeight{view, route, wide.count(view->name) ? 2 : 1});
+  }
   return pack_weights("quantising weights to int8", plan, threads, released);
 }
 

@@ -17,8 +17,14 @@
 
 namespace ds {
 
+// How many activation planes (TensorView::activation_planes) each matmul weight's int8 kernels use,
+// by name: 2 for the weights listed in quantize.cpp, 1 for the rest.
+int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w);
+
 // Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages); sets
 // *released to the bytes of mapped source pages released.
+// Q8_0 weights of a GGUF file are not requantised: their blocks become int8 panels losslessly
+// (kernels/formats/q8_0/).
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released);
 
 }  // namespace ds

@@ -23,7 +23,7 @@ Status problems_to_status(const std::vector<std::string>& problems) {
 
 }  // namespace
 
-Result<Qwen35Weights> bind_qwen35_weights(SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelConfig& config,
                                           BindReport* report) {
   BindReport local_report;
   BindReport& out = report ? *report : local_report;
@@ -56,7 +56,8 @@ Result<Qwen35Weights> bind_qwen35_weights(SafetensorsCheckpoint& checkpoint, con
                                  shape_to_string(view->shape)));
       continue;
     }
-    if (!is_accepted_text_dtype(view->dtype)) {
+    // GGUF Q8_0 blocks (kernels/formats/q8_0/): GgufCheckpoint leaves only matmul weights in them.
+    if (view->format != WeightFormatId::q8_0 && !is_accepted_text_dtype(view->dtype)) {
       problems.push_back(str_cat("tensor \"", spec.name, "\": expected dtype BF16, F16 or F32, found ", dtype_name(view->dtype)));
       continue;
     }

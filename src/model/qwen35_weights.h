@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "io/model_config.h"
-#include "io/safetensors_checkpoint.h"
+#include "io/checkpoint.h"
 #include "io/tensor_view.h"
 #include "util/status.h"
 
@@ -70,7 +70,7 @@ struct BindReport {
 
 // Binds every text tensor; a missing tensor, a wrong shape or dtype, or a tensor no part claims is
 // an error naming it. Vision and MTP tensors are listed in the report and skipped.
-Result<Qwen35Weights> bind_qwen35_weights(SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelConfig& config,
                                           BindReport* report);
 
 }  // namespace ds

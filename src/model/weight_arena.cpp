@@ -23,6 +23,7 @@ WeightArena::WeightArena(uint64_t bytes) : bytes_(bytes) {
 }
 
 uint64_t release_source_pages(const TensorView& view) {
+  if (view.owned) return 0;  // not re-readable from a file (e.g. the tied embedding table still reads it)
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<uintptr_t>(view.data) + page - 1) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(view.data) + view.nbytes) / page * page;

@@ -33,7 +33,8 @@ class WeightArena {
 
 // Drops the resident pages of a mapped checkpoint range (whole pages inside it only); the file stays
 // mapped, so a later read (an embedding row of a tied head) faults its page back in from the page
-// cache. Returns the bytes released.
+// cache. Returns the bytes released. Views whose bytes a checkpoint owns in memory (TensorView::owned)
+// are left alone: nothing would fault them back.
 uint64_t release_source_pages(const TensorView& view);
 
 // Repacks `views` into one new arena, in order: packed_bytes(view) bytes each (multiples of 64, so

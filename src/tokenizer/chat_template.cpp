@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tokenizer/gguf_tokenizer.h"
 #include "tokenizer/jinja/parser.h"
 
 namespace ds {
@@ -48,6 +49,11 @@ nlohmann::ordered_json alias_reasoning(const nlohmann::ordered_json& message) {
 }  // namespace
 
 Result<std::string> load_chat_template(const std::string& model_dir) {
+  if (model_dir.ends_with(".gguf")) {
+    DS_ASSIGN_OR_RETURN(GgufTokenizerFiles files, load_gguf_tokenizer_files(model_dir));
+    if (!files.chat_template) return Status::errorf(model_dir, ": expected a tokenizer.chat_template in the metadata, found none");
+    return std::move(*files.chat_template);
+  }
   const std::filesystem::path dir(model_dir);
   if (std::filesystem::exists(dir / "chat_template.jinja")) return read_text(dir / "chat_template.jinja");
   const auto config_path = dir / "tokenizer_config.json";
@@ -66,6 +72,10 @@ Result<std::string> load_chat_template(const std::string& model_dir) {
 }
 
 Result<nlohmann::ordered_json> load_special_tokens(const std::string& model_dir) {
+  if (model_dir.ends_with(".gguf")) {
+    DS_ASSIGN_OR_RETURN(GgufTokenizerFiles files, load_gguf_tokenizer_files(model_dir));
+    return std::move(files.special_tokens);
+  }
   nlohmann::ordered_json tokens = nlohmann::ordered_json::object();
   const auto path = std::filesystem::path(model_dir) / "tokenizer_config.json";
   if (!std::filesystem::exists(path)) return tokens;

@@ -21,7 +21,8 @@ struct ChatRequest {
 };
 
 // chat_template.jinja of DIR, else tokenizer_config.json's "chat_template" (a string, or HF's list of
-// {name, template} where "default" is used). Error when neither exists.
+// {name, template} where "default" is used). Error when neither exists. A .gguf path: the file's
+// tokenizer.chat_template (gguf_tokenizer.h); the same for the special tokens below.
 Result<std::string> load_chat_template(const std::string& model_dir);
 
 // The named special tokens HF passes to templates (bos_token, eos_token, unk_token, sep_token, pad_token,

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "io/json_reader.h"
+#include "tokenizer/gguf_tokenizer.h"
 #include "tokenizer/nfc.h"
 #include "tokenizer/utf8.h"
 #include "util/log.h"
@@ -30,6 +31,10 @@ bool is_qwen35_model_type(const std::string& type) {
 }  // namespace
 
 Result<Tokenizer> Tokenizer::load_dir(const std::string& dir) {
+  if (dir.ends_with(".gguf")) {
+    DS_ASSIGN_OR_RETURN(const GgufTokenizerFiles files, load_gguf_tokenizer_files(dir));
+    return from_json(files.tokenizer_json, dir + " (tokenizer.ggml.* metadata)", TokenizerPipeline::qwen35);
+  }
   const std::string path = (std::filesystem::path(dir) / "tokenizer.json").string();
   if (!std::filesystem::exists(path)) return Status::errorf("expected ", path, " (the checkpoint's tokenizer), found no such file");
   DS_ASSIGN_OR_RETURN(const std::string text, read_text_file(path));

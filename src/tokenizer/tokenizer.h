@@ -30,7 +30,7 @@ class Tokenizer {
  public:
   // DIR/tokenizer.json; DIR/config.json's model_type chooses the pipeline as HF AutoTokenizer would
   // (qwen3_5, qwen3_5_text, qwen3_5_moe, qwen3_5_moe_text -> qwen35); without config.json the file is
-  // used as written, and the log says so.
+  // used as written, and the log says so. A .gguf path: the file's tokenizer metadata (gguf_tokenizer.h).
   static Result<Tokenizer> load_dir(const std::string& dir);
   static Result<Tokenizer> from_json(std::string_view tokenizer_json, const std::string& source, TokenizerPipeline pipeline);
 

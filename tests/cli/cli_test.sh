@@ -114,6 +114,21 @@ expect_ok inspect_gguf_types 'Q4_K +1 +512 +288 B +4\.50' "$bin" inspect --model
 expect_ok inspect_gguf_tensor 'blk\.0\.ffn_up\.weight +Q8_0 +64 x 2 +8\.50' "$bin" inspect --model "$gguf_fixture"
 head -c 1000 "$gguf_fixture" >"$work/cut.gguf"
 expect_error inspect_gguf_cut 'cut\.gguf: tensor token_embd\.weight .* runs past the end of the file' "$bin" inspect --model "$work/cut.gguf"
+# GGUF models (llama.cpp's converter): inspect says whether they load; logits, generate and tokenize
+# run from the file alone (tokenizer and chat template from its metadata); a missing split part is named.
+gguf_dir=$(dirname "$0")/../fixtures/gguf
+gguf_q8=$gguf_dir/c_bf16_untied-Q8_0-00001-of-00003.gguf
+expect_ok inspect_gguf_model 'as a model +loads \(3 file\(s\)\): 4 layers' "$bin" inspect --model "$gguf_q8"
+expect_ok logits_gguf_split 'wrote .*\[3, 512\]' "$bin" logits --model "$gguf_q8" --tokens 1,2,3 --out "$work/g.npy"
+expect_ok logits_gguf_types 'Q8_0 × 33 \(303\.4 K values, 314\.77 KiB, 8\.5 bits per weight\)' \
+  "$bin" logits --model "$gguf_q8" --tokens 1 --out "$work/g.npy"
+expect_ok generate_gguf_prompt 'generate: prompt 2 tokens' "$bin" generate --model "$gguf_dir/c_bf16_untied-BF16.gguf" --prompt "hi" --max-tokens 2
+expect_ok tokenize_gguf '^71,72$' "$bin" tokenize --model "$gguf_dir/d_text_only-F32.gguf" --text "hi"
+expect_error logits_gguf_token_range 'token id 999 is outside the vocabulary \[0, 512\) of .*d_text_only-F32\.gguf$' \
+  "$bin" logits --model "$gguf_dir/d_text_only-F32.gguf" --tokens 1,999 --out "$work/x.npy"
+mkdir -p "$work/split" && cp "$gguf_dir"/c_bf16_untied-Q8_0-0000[13]-of-00003.gguf "$work/split/"
+expect_error logits_gguf_missing_part 'split set c_bf16_untied-Q8_0-00001-of-00003\.gguf: part 2 of 3 \(.*\) is missing' \
+  "$bin" logits --model "$work/split/c_bf16_untied-Q8_0-00001-of-00003.gguf" --tokens 1 --out "$work/x.npy"
 
 # logits and generate (stable contracts): a fixture checkpoint from tests/fixtures.
 fixture=$(dirname "$0")/../fixtures/d_text_only

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "io/model_config.h"
+#include "io/safetensors_checkpoint.h"
 #include "micro_checkpoint.h"
 #include "model/weight_spec.h"
 #include "test_util.h"

@@ -3,6 +3,7 @@
 
 #include "kernels/formats/bf16_panels/bf16_panels_format.h"
 #include "kernels/formats/int8_panels/int8_panels_format.h"
+#include "kernels/formats/q8_0/q8_0_format.h"
 #include "kernels/formats/row_major/row_major_format.h"
 #include "kernels/formats/weight_format.h"
 #include "util/check.h"
@@ -49,6 +50,8 @@ const WeightFormat& weight_format(WeightFormatId id, DType dtype) {
     case WeightFormatId::stored: return row_major_format(dtype);
     case WeightFormatId::bf16_panels: return bf16_panels_format();
     case WeightFormatId::int8_panels: return int8_panels_format();
+    case WeightFormatId::q8_0: return q8_0_format();
+    case WeightFormatId::q8_0_int8_panels: return q8_0_int8_panels_route();
   }
   DS_CHECK(false, "unknown weight format ", static_cast<int>(id));
   return bf16_panels_format();

@@ -1,0 +1,71 @@
+// GgufCheckpoint: a llama.cpp GGUF model (architecture qwen35; one file or a split set) as a
+// Checkpoint under the HF names, with llama.cpp's conversions undone (docs/gguf.md has the table),
+// so binding, the weight table and every later step treat it like the safetensors original.
+//
+// What convert_hf_to_gguf.py (conversion/qwen.py) did, and what the model gets back:
+//   renames            every tensor (blk.N.attn_qkv.weight → model.layers.N.linear_attn.in_proj_qkv.weight, …);
+//                      shapes reversed from ggml order; ssm_conv1d [K, C] back to [C, 1, K].
+//   zero-centred norms stored as 1 + w in F32 (input/post-attention/final, q_norm, k_norm; not
+//                      linear_attn.norm): the model gets w = stored − 1 in F32. The model applies 1 + w,
+//                      which gives back the stored value bit for bit whenever stored ≥ 0.5 (then
+//                      stored − 1 is exact, Sterbenz) — the value HF multiplies by, fl(1 + w) in fp32.
+//   A_log              stored as ssm_a = −exp(A_log) in F32; the model computes −exp(A_log) itself, so
+//                      it gets an F32 A_log, within 8 ulps of log(−ssm_a), whose std::exp is exactly
+//                      −ssm_a — there is one whenever the converter's exp of the F32 original agreed with
+//                      std::exp (on every fixture value) — else the nearest log (exp then off by an ulp or so).
+//   value heads        when nV > nK, tiled (GGUF head j·nK + g) back to grouped (HF head g·r + j) in the
+//                      V rows of in_proj_qkv, in_proj_z, in_proj_a/b, A_log, dt_bias, conv1d's V
+//                      channels and out_proj's columns: a permutation of whole rows / head-sized
+//                      column runs, exact in any type (a Q8_0 out_proj whose head size is not a
+//                      multiple of 32 is expanded to F32 first, exactly).
+// Tensor types: F32, F16, BF16 as stored (read in place); Q8_0 as its blocks (format q8_0), except
+// tensors the model reads element by element: the embedding table becomes BF16 (round to nearest
+// even of d · q; the embedding kernel reads stored types only) and any other Q8_0 non-matmul tensor
+// F32 (exact). Every other ggml type is refused, naming the tensor and the type.
+// MTP layers (blk.N for N ≥ the model's layers) are named mtp.<gguf name>, so binding skips them.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/checkpoint.h"
+#include "io/gguf_set.h"
+#include "io/model_config.h"
+#include "util/status.h"
+
+namespace ds {
+
+inline constexpr const char* kGgufTextPrefix = "model.";
+
+// Per ggml type of the file: tensors, values and bytes (the start-up log and inspect).
+struct GgufTypeCount {
+  int64_t tensors = 0;
+  uint64_t values = 0;
+  uint64_t bytes = 0;
+};
+
+class GgufCheckpoint final : public Checkpoint {
+ public:
+  // `path`: FILE.gguf or any part of a split set.
+  static Result<GgufCheckpoint> open(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const GgufSet& gguf() const { return *set_; }
+  const std::map<std::string, GgufTypeCount>& type_counts() const { return type_counts_; }
+  uint64_t converted_bytes() const { return converted_bytes_; }  // held in memory, not mapped
+
+ private:
+  Status add(const GgufSetTensor& tensor);
+  std::byte* own(uint64_t bytes);
+
+  std::unique_ptr<GgufSet> set_;
+  ModelConfig config_;
+  std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted tensors' values
+  std::map<std::string, GgufTypeCount> type_counts_;
+  uint64_t converted_bytes_ = 0;
+};
+
+}  // namespace ds
