@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "model_argument.h"
 #include "bench_concurrency.h"
 #include "bench_prefix_cache.h"
 #include "cli_errors.h"
@@ -309,7 +310,7 @@ int run_bench(const BenchOptions& options) {
 CommandRunner add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand("bench", "Measure prefill and decode speed against this machine's bandwidth and compute peak");
-  auto* model = command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)");
+  auto* model = add_model_option(command, options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)");
   auto* shape = command->add_option("--shape", options->shape, "Shape preset; the random checkpoint is made once under models/");
   model->excludes(shape);
   command->add_option("--prompts", options->prompts, "Prefill prompt lengths")->capture_default_str();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -143,7 +144,7 @@ CommandRunner add_generate_command(CLI::App& app) {
   SamplingParams& s = options->sampling;
   s.max_tokens = 32;
   CLI::App* command = app.add_subcommand("generate", "Generate a continuation of a prompt (one request through the engine)");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
+  add_model_option(command, options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
   auto* tokens = command->add_option("--tokens", options->tokens, "Prompt as token ids, comma-separated");
   auto* prompt = command->add_option("--prompt", options->prompt, "Prompt text, encoded with the checkpoint's tokenizer (no chat template)");
   tokens->excludes(prompt);

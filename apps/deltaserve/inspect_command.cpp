@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "inspect_gguf.h"
@@ -128,8 +129,8 @@ int run_inspect(const InspectOptions& options) {
 CommandRunner add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* command = app.add_subcommand("inspect", "Describe a checkpoint: architecture, sizes, dtypes, memory; validates every tensor");
-  command->add_option("-m,--model", options->model_dir,
-                      "Checkpoint directory (HF layout), or a .gguf file (its container: metadata, tensor types, bits per weight)")
+  add_model_option(command, options->model_dir,
+                   "Checkpoint directory (HF layout), or a .gguf file (its container: metadata, tensor types, bits per weight)")
       ->required();
   command->add_option("--context", options->context, "Context length to size memory for (also shown: 4K, 32K, 256K)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));

@@ -3,6 +3,7 @@
 // the first call takes the decode path). A stable contract other tooling depends on.
 #include <numeric>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "run_options.h"
@@ -60,7 +61,7 @@ int run_logits(const LogitsOptions& options) {
 CommandRunner add_logits_command(CLI::App& app) {
   auto options = std::make_shared<LogitsOptions>();
   CLI::App* command = app.add_subcommand("logits", "Write the logits at every position of a token sequence to a .npy file");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
+  add_model_option(command, options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
   command->add_option("--tokens", options->tokens, "Token ids, comma-separated")->required();
   command->add_option("--chunks", options->chunks, "Feed the tokens in calls of these sizes (default: one call)");
   command->add_option("--out", options->out, "Output .npy file: float32 [n_tokens, vocab_size]")->required();

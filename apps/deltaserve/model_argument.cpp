@@ -4,15 +4,17 @@
 
 namespace ds::app {
 
-CLI::Validator hub_model_resolver() {
-  return CLI::Validator(
-      [](std::string& model) -> std::string {
-        auto resolved = resolve_model_argument(model);
+CLI::Option* add_model_option(CLI::App* command, std::string& model, const std::string& help) {
+  const CLI::Validator hub_id(
+      [](std::string& value) -> std::string {
+        auto resolved = resolve_model_argument(value);
         if (!resolved.ok()) return resolved.status().message();
-        model = *resolved;
+        value = *resolved;
         return {};
       },
       "", "hub id");
+  return command->add_option("-m,--model", model, help + "; or a Hub id (org/name) already in the Hugging Face cache")
+      ->transform(hub_id);
 }
 
 }  // namespace ds::app

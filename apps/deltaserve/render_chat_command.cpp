@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "tokenizer/chat_template.h"
@@ -72,8 +73,8 @@ int run_render_chat(const RenderChatOptions& options) {
 CommandRunner add_render_chat_command(CLI::App& app) {
   auto options = std::make_shared<RenderChatOptions>();
   CLI::App* command = app.add_subcommand("render-chat", "Print the prompt a chat template renders (exactly as HF apply_chat_template)");
-  auto* model = command->add_option("-m,--model", options->model_dir,
-                                    "Checkpoint directory (chat_template.jinja or tokenizer_config.json's chat_template, and its special tokens) or GGUF file (tokenizer.chat_template)");
+  auto* model = add_model_option(command, options->model_dir,
+                                 "Checkpoint directory (chat_template.jinja or tokenizer_config.json's chat_template, and its special tokens) or GGUF file (tokenizer.chat_template)");
   auto* file = command->add_option("--template", options->template_file, "A Jinja chat template file instead of the checkpoint's");
   command->add_option("--messages", options->messages_file, "JSON file: the list of messages")->required();
   command->add_option("--tools", options->tools_file, "JSON file: the list of tool schemas");

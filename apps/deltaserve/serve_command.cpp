@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "default_assets.h"
@@ -226,7 +227,7 @@ int run_serve(ServeOptions options) {
 CommandRunner add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand("serve", "Serve the OpenAI-compatible API (chat, completions, models, tokenize, metrics)");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
+  add_model_option(command, options->model_dir, "Checkpoint directory, or a GGUF file (FILE.gguf, or any part of a split set)")->required();
   command->add_option("--host", options->http.host, "Address to listen on")->capture_default_str();
   command->add_option("--port", options->http.port, "Port to listen on (0: any free port, logged)")
       ->check(CLI::Range(0, 65535))

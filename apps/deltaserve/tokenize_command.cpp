@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "model_argument.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "token_list.h"
@@ -73,7 +74,7 @@ int run_detokenize(const TokenizeOptions& options) {
 CommandRunner add_tokenize_command(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* command = app.add_subcommand("tokenize", "Print the token ids of a text, comma-separated");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory or GGUF file (only its tokenizer is read)")->required();
+  add_model_option(command, options->model_dir, "Checkpoint directory or GGUF file (only its tokenizer is read)")->required();
   auto* text = command->add_option("--text", options->text, "Text to encode (UTF-8)");
   auto* file = command->add_option("--file", options->file, "Encode every line of a file instead; prints the token count and logs MB/s");
   text->excludes(file);
@@ -86,7 +87,7 @@ CommandRunner add_tokenize_command(CLI::App& app) {
 CommandRunner add_detokenize_command(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* command = app.add_subcommand("detokenize", "Print the text of token ids (exactly, no newline added)");
-  command->add_option("-m,--model", options->model_dir, "Checkpoint directory or GGUF file (only its tokenizer is read)")->required();
+  add_model_option(command, options->model_dir, "Checkpoint directory or GGUF file (only its tokenizer is read)")->required();
   command->add_option("--ids", options->ids, "Token ids, comma-separated")->required();
   command->add_flag("--skip-special-tokens", options->skip_special, "Leave out special added tokens, as HF decode(skip_special_tokens=True)");
   return [options] { return run_detokenize(*options); };

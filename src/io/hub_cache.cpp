@@ -45,7 +45,7 @@ Result<std::string> resolve_hub_model(std::string_view id, const std::string& ca
                                   "`) and copy the cache here, or pass a checkpoint directory");
   std::error_code error;
   if (!fs::is_directory(repo, error))
-    return Status::errorf("--model ", id, ": no such directory here, and not in the Hugging Face cache (", repo.string(),
+    return Status::errorf(id, ": no such directory here, and not in the Hugging Face cache (", repo.string(),
                           " does not exist; the cache is $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)", how);
   std::string commit;
   if (std::ifstream ref(repo / "refs" / std::string(revision)); ref && std::getline(ref, commit)) {
@@ -56,14 +56,14 @@ Result<std::string> resolve_hub_model(std::string_view id, const std::string& ca
     for (const auto& entry : fs::directory_iterator(repo / "snapshots", error))
       if (entry.is_directory()) snapshots.push_back(entry.path().filename().string());
     if (snapshots.size() != 1)
-      return Status::errorf("--model ", id, ": ", (repo / "refs" / std::string(revision)).string(), " is missing and ",
+      return Status::errorf(id, ": ", (repo / "refs" / std::string(revision)).string(), " is missing and ",
                             (repo / "snapshots").string(), " holds ", snapshots.size(),
                             " snapshots, so which one is revision ", revision, " is unknown", how);
     commit = snapshots.front();
   }
   const fs::path snapshot = repo / "snapshots" / commit;
   if (!fs::is_directory(snapshot, error))
-    return Status::errorf("--model ", id, ": revision ", revision, " is commit ", commit, ", but ", snapshot.string(),
+    return Status::errorf(id, ": revision ", revision, " is commit ", commit, ", but ", snapshot.string(),
                           " does not exist (an interrupted download?)", how);
   return snapshot.string();
 }

@@ -172,6 +172,15 @@ expect_ok_lacking prefix_cache_on_logged 'engine: prefix cache on: [0-9]+ DeltaN
   "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
 expect_ok_lacking prefix_cache_off_logged 'engine: prefix cache off' 'prefix cache on' \
   "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids --no-prefix-cache
+# --model as a Hub id: found offline in the Hugging Face cache ($HF_HUB_CACHE, refs/main →
+# snapshots/<commit>), or one error that says where it looked; a path that exists is a path.
+mkdir -p "$work/hub/models--test--tiny/snapshots/c0ffee" "$work/hub/models--test--tiny/refs"
+cp "$fixture"/*.json "$fixture"/*.safetensors "$work/hub/models--test--tiny/snapshots/c0ffee/"
+echo c0ffee > "$work/hub/models--test--tiny/refs/main"
+expect_ok hub_id_resolved 'models--test--tiny/snapshots/c0ffee' env HF_HUB_CACHE="$work/hub" "$bin" inspect --model test/tiny
+expect_ok hub_id_generates '^[0-9]+(,[0-9]+)*$' env HF_HUB_CACHE="$work/hub" "$bin" generate --model test/tiny --tokens 5,6,7 --max-tokens 3 --ids -q
+expect_usage_error hub_id_missing 'generate: --model: test/nope: no such directory here, and not in the Hugging Face cache \(.*/hub/models--test--nope does not exist' \
+  env HF_HUB_CACHE="$work/hub" "$bin" generate --model test/nope --tokens 1
 # --prefix-cache-dir: a directory that cannot be made fails before the model loads; a second run
 # reloads what the first one cached (70 tokens: a snapshot at 64 and its 4 KV blocks, and one where
 # the generation stopped).
