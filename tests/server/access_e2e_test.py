@@ -2,7 +2,7 @@
 """End-to-end tests of `deltaserve serve`'s access and vLLM switches through the real binary:
 --api-key / --api-key-file / DELTASERVE_API_KEY / VLLM_API_KEY, CORS (--allowed-origins, preflight),
 --default-max-tokens, /tokenize and /detokenize, --chat-template (file, inline, and one that does not
-parse). Plain HTTP and the official `openai` client; the `tiny` random checkpoint with the real
+parse), --model as a Hub id found in the Hugging Face cache (and one that is not there). Plain HTTP and the official `openai` client; the `tiny` random checkpoint with the real
 Qwen3.5 vocabulary, as e2e_test.py.
 
 Usage: access_e2e_test.py DELTASERVE_BINARY REPO_DIR
@@ -110,6 +110,7 @@ def main():
         finally:
             server.stop()
         run_environment_key_tests(model)
+        run_hub_id_tests(model, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"server access e2e: {len(failures)} failed")
@@ -220,6 +221,27 @@ def run_environment_key_tests(model):
               "DELTASERVE_API_KEY comes before VLLM_API_KEY")
     finally:
         server.stop()
+
+
+def run_hub_id_tests(model, work):
+    """serve --model org/name finds the model in the Hugging Face cache, offline; a missing id is one clear error."""
+    cache = os.path.join(work, "hub")
+    snapshot = os.path.join(cache, "models--test-org--tiny-chat", "snapshots", "0123abc")
+    os.makedirs(os.path.join(cache, "models--test-org--tiny-chat", "refs"))
+    shutil.copytree(model, snapshot)
+    with open(os.path.join(cache, "models--test-org--tiny-chat", "refs", "main"), "w") as f:
+        f.write("0123abc\n")
+    server = Server("test-org/tiny-chat", "--served-model-name", "tiny", env={"HF_HUB_CACHE": cache})
+    try:
+        reply = server.client("none").chat.completions.create(model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=3)
+        check(reply.usage.completion_tokens == 3, "a Hub id from the cache serves a chat")
+        check("snapshots/0123abc" in server.log_text(), "the start-up log names the snapshot it loaded")
+    finally:
+        server.stop()
+    result = subprocess.run([BIN, "serve", "--model", "test-org/missing", "--port", "0"], capture_output=True, text=True,
+                            env={**os.environ, "HF_HUB_CACHE": cache}, timeout=60)
+    check(result.returncode == 1 and "test-org/missing: no such directory here, and not in the Hugging Face cache" in result.stderr
+          and "models--test-org--missing does not exist" in result.stderr, f"a missing Hub id → one clear error: {result.stderr!r}")
 
 
 def run_start_up_error_tests(model, work):
