@@ -76,8 +76,12 @@ void CpuBackend::run_fast_matmuls(const float* x, int64_t m, const ActivationOpt
                                   const ActivationCodec& codec, std::span<const MatmulOutput> outputs) {
   const int64_t k = outputs[0].w->shape[1];
   const uint64_t bytes = codec.bytes(m, k, options);
-  if (activations_.size() < bytes) activations_.resize(bytes);
-  std::byte* prepared = activations_.data();
+  if (activation_bytes_ < bytes) {
+    activation_bytes_ = (bytes + 63) / 64 * 64;
+    activations_.reset(static_cast<std::byte*>(std::aligned_alloc(64, activation_bytes_)));
+    DS_CHECK(activations_ != nullptr, "cannot allocate ", activation_bytes_, " bytes of matmul activations");
+  }
+  std::byte* prepared = activations_.get();
   // Rows are prepared independently, so splitting them over threads changes no bit.
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
     codec.prepare(x, m, k, options, begin, end, prepared);

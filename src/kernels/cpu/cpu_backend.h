@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,7 +69,10 @@ class CpuBackend final : public Backend {
   RefBackend ref_;
   std::string name_;
   const kernels::PortableKernels* portable_;  // this ISA's build of the portable kernels (null: scalar)
-  std::vector<std::byte> activations_;  // a matmul call's prepared activations (grows to the largest call)
+  // A matmul call's prepared activations, 64-byte aligned as codecs are promised (grows to the
+  // largest call, then never allocates again).
+  std::unique_ptr<std::byte, decltype(&std::free)> activations_{nullptr, &std::free};
+  uint64_t activation_bytes_ = 0;
   struct MatmulPart {
     PanelKernel kernel;
     int64_t panels;
