@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -21,6 +20,7 @@
 #include "engine_options.h"
 #include "model_identity.h"
 #include "io/generation_config.h"
+#include "io/gguf_set.h"
 #include "model/model_loader.h"
 #include "run_options.h"
 #include "serve_options.h"
@@ -39,9 +39,8 @@ namespace {
 std::string default_model_name(const std::string& model) {
   std::string name = std::filesystem::path(model).filename().string();
   if (!is_gguf_path(name)) return name;
-  name.resize(name.size() - 5);
-  static const std::regex kPart(R"(-\d{5}-of-\d{5}$)");
-  return std::regex_replace(name, kPart, "");
+  if (const std::optional<SplitName> split = parse_split_name(name)) return split->stem;
+  return name.substr(0, name.size() - 5);
 }
 
 struct ServeOptions {

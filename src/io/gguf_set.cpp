@@ -4,12 +4,22 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <unordered_map>
 
 namespace ds {
 namespace {
 namespace fs = std::filesystem;
+
+// n decimal digits at the start of s, as a number; nullopt if s is shorter or not all digits.
+std::optional<int64_t> digits(std::string_view s, size_t n) {
+  if (s.size() < n) return std::nullopt;
+  int64_t value = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    value = value * 10 + (s[i] - '0');
+  }
+  return value;
+}
 
 Result<std::unique_ptr<GgufPart>> open_part(const fs::path& path) {
   auto part = std::make_unique<GgufPart>();
@@ -40,13 +50,22 @@ std::string part_name(const std::string& stem, int64_t index, int64_t count) {
 
 }  // namespace
 
+std::optional<SplitName> parse_split_name(std::string_view file_name) {
+  constexpr std::string_view kTail = ".gguf";
+  constexpr size_t kSuffix = 1 + 5 + 4 + 5;  // "-00001-of-00003"
+  if (!file_name.ends_with(kTail) || file_name.size() < kSuffix + kTail.size()) return std::nullopt;
+  const std::string_view suffix = file_name.substr(file_name.size() - kTail.size() - kSuffix, kSuffix);
+  const auto index = digits(suffix.substr(1), 5), count = digits(suffix.substr(10), 5);
+  if (suffix[0] != '-' || suffix.substr(6, 4) != "-of-" || !index || !count) return std::nullopt;
+  return SplitName{std::string(file_name.substr(0, file_name.size() - kTail.size() - kSuffix)), *index, *count};
+}
+
 Result<GgufSet> GgufSet::open(const std::string& path) {
   GgufSet set;
   const fs::path given(path);
-  static const std::regex kSplitName(R"((.*)-(\d{5})-of-(\d{5})\.gguf)");
-  std::smatch match;
   const std::string file_name = given.filename().string();
-  if (!std::regex_match(file_name, match, kSplitName)) {
+  const std::optional<SplitName> split = parse_split_name(file_name);
+  if (!split) {
     DS_ASSIGN_OR_RETURN(auto part, open_part(given));
     DS_ASSIGN_OR_RETURN(const int64_t count, integer_or(part->gguf, "split.count", 1));
     if (count > 1)
@@ -55,8 +74,8 @@ Result<GgufSet> GgufSet::open(const std::string& path) {
                             part_name("", 1, count), ")");
     set.parts_.push_back(std::move(part));
   } else {
-    const std::string stem = match[1].str();
-    const int64_t count = std::stoll(match[3].str());
+    const std::string& stem = split->stem;
+    const int64_t count = split->count;
     if (count < 1) return Status::errorf(file_name, ": a split set of ", count, " parts");
     for (int64_t i = 1; i <= count; ++i) {
       const fs::path part_path = given.parent_path() / part_name(stem, i, count);

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/gguf_file.h"
@@ -28,6 +31,13 @@ struct GgufSetTensor {
   const GgufPart* part;
   const std::byte* data() const { return part->data(*info); }
 };
+
+// A split-set part's file name, STEM-0000i-of-0000N.gguf (five digits each, as llama.cpp writes).
+struct SplitName {
+  std::string stem;
+  int64_t index = 0, count = 0;  // 1-based part, parts
+};
+std::optional<SplitName> parse_split_name(std::string_view file_name);
 
 class GgufSet {
  public:

@@ -278,6 +278,19 @@ void copy_parts(const test::TempDir& tmp) {
   }
 }
 
+// Part names as llama.cpp writes them: STEM-0000i-of-0000N.gguf, five digits each.
+TEST(GgufSplitSet, PartNamesAreParsedExactly) {
+  const auto part = parse_split_name("Qwen3.6-27B-Q4_K_M-00002-of-00003.gguf");
+  ASSERT_TRUE(part.has_value());
+  EXPECT_EQ(part->stem, "Qwen3.6-27B-Q4_K_M");
+  EXPECT_EQ(part->index, 2);
+  EXPECT_EQ(part->count, 3);
+  EXPECT_EQ(parse_split_name("-00001-of-00001.gguf")->stem, "");
+  for (const char* other : {"model.gguf", "m-0001-of-00003.gguf", "m-00001-of-0003.gguf", "m-00001_of-00003.gguf",
+                            "m-0000a-of-00003.gguf", "m-00001-of-00003.bin", "00001-of-00003.gguf"})
+    EXPECT_FALSE(parse_split_name(other).has_value()) << other;
+}
+
 TEST(GgufSplitSet, LoadsAsOneModelFromAnyPart) {
   test::TempDir tmp;
   copy_parts(tmp);
