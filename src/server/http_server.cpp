@@ -38,7 +38,7 @@ class SinkWriter : public ResponseWriter {
 // Probes, scrapes and the static chat page: their answers say nothing about the API's health
 // ("/ready" answers 503 on every start), so deltaserve_http_responses_total leaves them out, and
 // they need no API key (the page holds no data: it asks for the key and sends it on API calls).
-bool is_probe(const std::string& path) {
+bool outside_the_api(const std::string& path) {
   return path == "/health" || path == "/ready" || path == "/metrics" || path == "/";
 }
 
@@ -184,7 +184,7 @@ void HttpServer::add_access_control() {
       }
       return Answer::Handled;
     }
-    if (!options_.api_keys.enabled() || is_probe(req.path) || options_.api_keys.accepts(req.get_header_value("Authorization")))
+    if (!options_.api_keys.enabled() || outside_the_api(req.path) || options_.api_keys.accepts(req.get_header_value("Authorization")))
       return Answer::Unhandled;
     // OpenAI's answer to a wrong key; the presented key is never echoed or logged.
     res.set_header("WWW-Authenticate", "Bearer");
@@ -291,7 +291,7 @@ void HttpServer::add_routes() {
     send_error(res, ApiError{500, "internal error: " + what, "", ""});
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    if (is_probe(req.path)) return;
+    if (outside_the_api(req.path)) return;
     metrics_.count_http(res.status);
     if (res.status >= 400) log_refused(req.method, req.path, res.status, error_message(res.body));
     else log::debug("http: ", req.method, " ", req.path, " ", res.status);
