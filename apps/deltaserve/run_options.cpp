@@ -9,11 +9,13 @@ namespace ds::app {
 void add_run_options(CLI::App* command, RunOptions& options) {
   command->add_option("--threads", options.threads, "Compute threads (default: physical cores)")
       ->check(CLI::Range(0, 1024));
-  command->add_option("--isa", options.isa, "Kernels: auto, avx512, avx2 or scalar (the reference)")
-      ->check(CLI::IsMember({"auto", "avx512", "avx2", "scalar"}))
+  command->add_option("--isa", options.isa,
+                      "Kernels: auto (the best this CPU has), amx (AMX tiles for bf16 and int8 matmuls, AVX-512 "
+                      "for the rest), avx512, avx2 or scalar (the reference)")
+      ->check(CLI::IsMember({"auto", "amx", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
   command->add_option("--weights", options.weights,
-                      "bf16: the checkpoint's own dtype, repacked at load into the AVX-512 kernels' panel layout; "
+                      "bf16: the checkpoint's own dtype, repacked at load into the AVX-512 / AMX kernels' panel layout; "
                       "mapped: the same, read in place from the mapped files (quicker start, slower); "
                       "int8: quantised at load (a scale per 32 inputs)")
       ->check(CLI::IsMember({"bf16", "mapped", "int8"}))
@@ -36,13 +38,15 @@ std::unique_ptr<Backend> make_backend(const RunOptions& options) {
   Isa isa = Isa::scalar;
   parse_isa(options.isa, &isa);
   const Isa available = detect_isa();
-  if (static_cast<int>(isa) > static_cast<int>(available)) {
-    log::warn("--isa ", options.isa, " is not supported by this CPU; using ", isa_name(available));
+  if (isa > available) {
+    log::warn("--isa ", options.isa, " is not supported by this CPU", isa == Isa::amx ? " (" + amx_unavailable_reason() + ")" : "",
+              "; using ", isa_name(available));
     isa = available;
   }
   const int threads = thread_count(options);
   auto backend = std::make_unique<CpuBackend>(isa, threads);
   log::info("backend: ", backend->name(), " (CPU supports ", isa_name(available), ")");
+  if (available == Isa::avx512) log::info("AMX not used: ", amx_unavailable_reason());
   return backend;
 }
 

@@ -13,7 +13,7 @@ namespace ds::app {
 
 struct RunOptions {
   int threads = 0;              // 0: physical cores
-  std::string isa = "auto";     // auto | avx512 | avx2 | scalar
+  std::string isa = "auto";     // auto | amx | avx512 | avx2 | scalar
   std::string weights = "bf16";  // bf16 (as stored, repacked) | mapped (as stored, in place) | int8
   std::string mode = "fast";     // fast (bf16 matmul inputs) | f32 (the reference)
 };

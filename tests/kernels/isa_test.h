@@ -20,12 +20,13 @@ class IsaTest : public ::testing::TestWithParam<Isa> {
   }
 };
 
-// scalar, avx2 or avx512: the test name's suffix.
+// scalar, avx2, avx512 or amx: the test name's suffix.
 inline const char* isa_short_name(Isa isa) {
   switch (isa) {
     case Isa::scalar: return "scalar";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::amx: return "amx";
   }
   return "unknown";
 }

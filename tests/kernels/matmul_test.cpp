@@ -1,4 +1,4 @@
-// CPU matmul kernels (AVX-512 BF16, AVX-512 F, AVX2) against the scalar reference on odd sizes and
+// CPU matmul kernels (AMX, AVX-512 BF16, AVX-512 F, AVX2) against the scalar reference on odd sizes and
 // tails, and the batch / thread independence every row's result must have. The scalar ISA runs the
 // reference's matmul itself (RefBackend::matmul), so it is not in these sweeps: checking it against
 // the reference would compare a function with itself.
@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/formats/bf16_panels/bf16_panels.h"
+#include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "kernels/formats/weight_format.h"
 #include "isa_test.h"
@@ -87,7 +88,7 @@ std::vector<float> make_input(int64_t m, int64_t k, uint64_t seed) {
 }
 
 // The ISAs whose matmul kernels are the CPU backend's own.
-const auto kMatmulIsas = ::testing::Values(Isa::avx2, Isa::avx512);
+const auto kMatmulIsas = ::testing::Values(Isa::avx2, Isa::avx512, Isa::amx);
 
 class CpuMatmul : public test::IsaTest {};
 
@@ -140,7 +141,7 @@ TEST(Bf16Panels, PackedWeightsReadBack) {
     const int64_t n = 37;
     const Weights rows = make_weights(DType::BF16, n, k, 3);
     const Weights panels = make_bf16_panel_weights(n, k, 3);
-    ASSERT_EQ(panels.bytes.size(), static_cast<size_t>(bf16_panels(n) * bf16_pairs(k) * kBf16PairBytes));
+    ASSERT_EQ(panels.bytes.size(), static_cast<size_t>(bf16_panels(n) * bf16_panel_pairs(k) * kBf16PairBytes));
     std::vector<float> row(static_cast<size_t>(k));
     for (int64_t r = 0; r < n; ++r) {
       format_of(panels.view).dequantize_row(panels.view, r, row.data());
@@ -178,25 +179,50 @@ TEST_P(CpuMatmulBf16Panels, MatchesReferenceOnOddSizes) {
         }
 }
 
-// Decode rows (m <= 12: whole k per panel), tiled batches, several token blocks (m = 800 > 768) and
-// several pair blocks (k = 2500 > 2048) give every row the same bits, on 1 or 2 threads.
-TEST(CpuMatmulBf16PanelKernel, RowResultsIndependentOfBatchAndThreads) {
-  if (detect_isa() < Isa::avx512) GTEST_SKIP() << "this CPU lacks AVX-512 (BF16): the bf16 panel kernel is not checked here";
+// Decode rows (m <= 12: whole k per panel; AMX: m <= 16), tiled batches, several token blocks
+// (m = 800 > 768) and several pair blocks (k = 2500 > 2048) give every row the same bits, on 1 or 2
+// threads, with each ISA's bf16 panel kernel (AVX-512 BF16 or AMX).
+class CpuMatmulBf16PanelKernel : public test::IsaTest {};
+
+TEST_P(CpuMatmulBf16PanelKernel, RowResultsIndependentOfBatchAndThreads) {
+  const Isa isa = GetParam();
   const int64_t k = 2500, n = 301, m = 800;
   const Weights w = make_bf16_panel_weights(n, k, 5);
   const auto x = make_input(m, k, 6);
-  std::vector<float> batch(m * n), small(7 * n), single(n);
-  CpuBackend two(Isa::avx512, 2), one(Isa::avx512, 1);
+  std::vector<float> batch(m * n), small(7 * n), single(n), seventeen(17 * n);
+  CpuBackend two(isa, 2), one(isa, 1);
   two.matmul(x.data(), m, w.view, batch.data(), true);
   one.matmul(x.data() + 60 * k, 7, w.view, small.data(), true);  // rows 60 .. 66 as one decode-sized batch
   ASSERT_EQ(0, std::memcmp(small.data(), batch.data() + 60 * n, small.size() * sizeof(float)));
-  for (int64_t r : {0, 11, 12, 13, 63, 767, 768, 799}) {
+  one.matmul(x.data() + 5 * k, 17, w.view, seventeen.data(), true);  // AMX: one full token tile and one row
+  ASSERT_EQ(0, std::memcmp(seventeen.data(), batch.data() + 5 * n, seventeen.size() * sizeof(float)));
+  for (int64_t r : {0, 11, 12, 13, 15, 16, 17, 63, 767, 768, 799}) {
     for (CpuBackend* backend : {&one, &two}) {
       backend->matmul(x.data() + r * k, 1, w.view, single.data(), true);
       ASSERT_EQ(0, std::memcmp(single.data(), batch.data() + r * n, n * sizeof(float)))
-          << "row " << r << " threads " << backend->threads();
+          << isa_name(isa) << " row " << r << " threads " << backend->threads();
     }
   }
+}
+
+// The AMX kernel computes exactly what bf16_panels_amx_reference.cpp writes down (the measured
+// arithmetic of `tdpbf16ps`): equal values for every output, on odd sizes, tails of panels, pairs
+// and token tiles, decode-sized batches (tiles of m rows) and prefill ones (2 × 2 tiles).
+TEST(AmxBf16Panels, EqualsItsReferenceOnOddSizes) {
+  if (detect_isa() < Isa::amx)
+    GTEST_SKIP() << "this CPU has no AMX (" << amx_unavailable_reason() << "): the AMX bf16 kernel is not checked here";
+  CpuBackend cpu(Isa::amx, 2);
+  for (int64_t m : {1, 5, 16, 17, 31, 33, 67})
+    for (int64_t k : {1, 2, 17, 31, 33, 64, 259, 2051})
+      for (int64_t n : {1, 19, 32, 33, 97}) {
+        const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
+        const auto x = make_input(m, k, m);
+        std::vector<float> expected(m * n), actual(m * n);
+        kernels::bf16_panels_amx_reference_matmul(x.data(), m, w.view, expected.data());
+        cpu.matmul(x.data(), m, w.view, actual.data(), true);
+        for (int64_t i = 0; i < m * n; ++i)
+          ASSERT_EQ(actual[i], expected[i]) << "m=" << m << " k=" << k << " n=" << n << " i=" << i;
+      }
 }
 
 // matmuls (projections sharing an input) on every ISA, 1–3 threads and a few batch sizes: each
@@ -252,7 +278,7 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
   const Isa isa = GetParam();
   CpuBackend cpu(isa, 2);
   for (int64_t planes : {1, 2})
-    for (int64_t m : {1, 2, 4, 5, 7, 13, 67})
+    for (int64_t m : {1, 2, 4, 5, 7, 13, 16, 17, 33, 67})  // AMX: tiles from 16 tokens, a 1-row tail
       for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
         for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
           const Weights w = make_int8_weights(n, k, 1000 * k + n, planes);
@@ -344,6 +370,7 @@ TEST_P(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmul, kMatmulIsas, test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulBf16Panels, kMatmulIsas, test::isa_param_name);
+INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulBf16PanelKernel, ::testing::Values(Isa::avx512, Isa::amx), test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmuls, kMatmulIsas, test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulInt8, kMatmulIsas, test::isa_param_name);
 

@@ -68,7 +68,7 @@ double worst_error(const std::vector<float>& ours, const std::vector<float>& ref
 std::vector<std::unique_ptr<Backend>> backends() {
   std::vector<std::unique_ptr<Backend>> out;
   out.push_back(std::make_unique<RefBackend>());
-  for (Isa isa : {Isa::avx2, Isa::avx512})
+  for (Isa isa : {Isa::avx2, Isa::avx512, Isa::amx})
     if (detect_isa() >= isa) out.push_back(std::make_unique<CpuBackend>(isa, 2));
   return out;
 }

@@ -99,7 +99,7 @@ TEST_P(HfFixture, LogitsAndGreedyMatchTransformers) {
   // The scalar reference and the CPU backend at each ISA this machine has: all must match HF.
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::make_unique<RefBackend>());
-  for (Isa isa : {Isa::avx2, Isa::avx512})
+  for (Isa isa : {Isa::avx2, Isa::avx512, Isa::amx})
     if (detect_isa() >= isa) backends.push_back(std::make_unique<CpuBackend>(isa, 2));
   for (const auto& backend_ptr : backends)
   for (ComputeMode mode : {ComputeMode::f32, ComputeMode::fast}) {

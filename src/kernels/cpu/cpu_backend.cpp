@@ -18,20 +18,22 @@ CpuBackend::CpuBackend(Isa isa, int threads)
     : isa_(isa),
       pool_(threads),
       name_(str_cat("cpu ", isa_name(isa), ", ", threads, " thread(s)")),
-      portable_(isa == Isa::avx512 ? &kernels::portable_kernels_avx512()
+      portable_(has_avx512(isa) ? &kernels::portable_kernels_avx512()
                 : isa == Isa::avx2 ? &kernels::portable_kernels_avx2()
                                    : nullptr),
       delta_scratch_(static_cast<size_t>(threads)),
       thread_buffers_(static_cast<size_t>(threads)) {
+  // Tile instructions fault until the process holds the tile permission, which this asks for once.
+  DS_CHECK(isa != Isa::amx || amx_unavailable_reason().empty(), "AMX kernels requested, but ", amx_unavailable_reason());
   // A decode step's attention scores grow with the context (one more key block every 64 tokens):
   // with the whole budget reserved up front, growing them never allocates. Reserved pages are not
   // touched, so this costs address space, not memory, until a long context uses them.
   for (std::vector<float>& buffer : thread_buffers_) buffer.reserve(static_cast<size_t>(kernels::kAttentionScratchBudget));
 }
 
-// Bf16 panels need AVX-512 BF16 and bf16 inputs (fast mode); every other stored weight is read in place.
+// Bf16 panels need AVX-512 BF16 (or AMX) and bf16 inputs (fast mode); every other stored weight is read in place.
 WeightFormatId CpuBackend::preferred_format(const TensorView& w, bool round_input_bf16) const {
-  const bool panels = isa_ == Isa::avx512 && round_input_bf16 && w.format == WeightFormatId::stored &&
+  const bool panels = has_avx512(isa_) && round_input_bf16 && w.format == WeightFormatId::stored &&
                       w.dtype == DType::BF16 && w.shape.size() == 2;
   return panels ? WeightFormatId::bf16_panels : WeightFormatId::stored;
 }

@@ -12,6 +12,7 @@ namespace ds {
 namespace probe {
 float sum_avx512(const float* data, size_t count);
 float dpbf16_loop(int64_t iterations);
+float tdpbf16_loop(int64_t iterations);
 }  // namespace probe
 
 namespace {
@@ -38,7 +39,7 @@ double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats) {
     const auto [begin, end] = ThreadPool::range(static_cast<int64_t>(count), t, threads, 1024);
     std::memset(buffer.get() + begin, 1, (end - begin) * sizeof(float));
   });
-  const bool avx512 = detect_isa() == Isa::avx512;
+  const bool avx512 = has_avx512(detect_isa());
   double best = 0;
   volatile float sink = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -55,13 +56,27 @@ double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats) {
 }
 
 double measure_compute_peak(ThreadPool& pool, Isa isa) {
-  if (isa != Isa::avx512) return 0;  // only the BF16 dot-product peak is probed
+  if (!has_avx512(isa)) return 0;  // only the BF16 dot-product peak is probed
   const int64_t iterations = 20'000'000;
   volatile float sink = 0;
   const auto start = std::chrono::steady_clock::now();
   pool.run([&](int, int) { sink = sink + probe::dpbf16_loop(iterations); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(pool.size()) * iterations * 10 * 32 * 2 / seconds;
+}
+
+}  // namespace ds
+
+namespace ds {
+
+double measure_amx_peak(ThreadPool& pool, Isa isa) {
+  if (isa != Isa::amx) return 0;
+  const int64_t iterations = 1'000'000;
+  volatile float sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+  pool.run([&](int, int) { sink = sink + probe::tdpbf16_loop(iterations); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(pool.size()) * iterations * 4 * 16 * 16 * 32 * 2 / seconds;
 }
 
 }  // namespace ds

@@ -1,5 +1,5 @@
 // Machine probes for benchmarks: streaming read bandwidth with one contiguous stream per thread
-// (what a decode step's weight reads look like) and the bf16 dot-product compute peak.
+// (what a decode step's weight reads look like) and the bf16 compute peaks (AVX-512, AMX tiles).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,9 @@ namespace ds {
 
 // Bytes/s reading `bytes` (split in contiguous ranges, one per thread), best of `repeats`.
 double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats);
-// FLOP/s of register-resident vdpbf16ps (AVX-512 BF16) or fp32 FMA (AVX2) on all threads.
+// FLOP/s of register-resident vdpbf16ps (AVX-512 BF16) on all threads; 0 below AVX-512.
 double measure_compute_peak(ThreadPool& pool, Isa isa);
+// FLOP/s of tile-resident tdpbf16ps on all threads; 0 below Isa::amx.
+double measure_amx_peak(ThreadPool& pool, Isa isa);
 
 }  // namespace ds

@@ -22,9 +22,23 @@ void prepare_tiles_avx512(const float* x, int64_t m, int64_t k, const Activation
 }
 constexpr ActivationCodec kTokenTiles{"bf16 token tiles", tiles_bytes, prepare_tiles_avx512};
 
+// Token rows of input pairs for the AMX tiles, [round_up(m, 16), row words] uint32 (bf16_panels_kernels.h).
+uint64_t rows_bytes(int64_t m, int64_t k, const ActivationOptions&) {
+  return static_cast<uint64_t>(4 * kernels::bf16_amx_activation_words(m, k));
+}
+void prepare_rows_amx(const float* x, int64_t m, int64_t k, const ActivationOptions&, int64_t r_begin, int64_t r_end,
+                      std::byte* out) {
+  kernels::pack_bf16_rows_amx(x, m, k, r_begin, r_end, reinterpret_cast<uint32_t*>(out));
+}
+constexpr ActivationCodec kTokenRows{"bf16 token rows (AMX)", rows_bytes, prepare_rows_amx};
+
 void panels_avx512(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
                    int64_t panel_end, float* y) {
   kernels::matmul_bf16_panels_avx512(reinterpret_cast<const uint32_t*>(a), m, w, panel_begin, panel_end, y);
+}
+void panels_amx(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
+                int64_t panel_end, float* y) {
+  kernels::matmul_bf16_panels_amx(reinterpret_cast<const uint32_t*>(a), m, w, panel_begin, panel_end, y);
 }
 
 class Bf16PanelsFormat final : public WeightFormat {
@@ -48,9 +62,12 @@ class Bf16PanelsFormat final : public WeightFormat {
       out[col] = bf16_to_float(bits);
     }
   }
-  // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` multiplies; fp32 activations
-  // (f32 mode) go through the reference.
+  // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` and `tdpbf16ps` multiply; fp32
+  // activations (f32 mode) go through the reference. With AMX every batch size runs on tiles,
+  // decode included (it streams as fast, matmul_bf16_panels_amx.cpp): one kernel, so a row's bits never
+  // depend on how many rows share its call.
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
+    if (isa == Isa::amx && round_input_bf16) return FastMatmul{&kTokenRows, panels_amx};
     if (isa == Isa::avx512 && round_input_bf16) return FastMatmul{&kTokenTiles, panels_avx512};
     return std::nullopt;
   }

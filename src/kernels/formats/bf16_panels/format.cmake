@@ -1,2 +1,3 @@
-ds_kernel_sources(generic bf16_panels_format.cpp)
+ds_kernel_sources(generic bf16_panels_format.cpp bf16_panels_amx_reference.cpp)
 ds_kernel_sources(avx512_bf16 matmul_bf16_panels_avx512.cpp)
+ds_kernel_sources(amx matmul_bf16_panels_amx.cpp)

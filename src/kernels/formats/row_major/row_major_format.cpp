@@ -59,8 +59,8 @@ class RowMajorFormat final : public WeightFormat {
     weight_span(w, row * w.shape[1], w.shape[1], out);
   }
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
-    if (isa == Isa::avx512 && round_input_bf16 && dtype_ == DType::BF16) return FastMatmul{&kBf16Rows, bf16_panels_avx512};
-    if (isa == Isa::avx512) return FastMatmul{&kF32Rows, f32_panels<kernels::matmul_f32_avx512>};
+    if (has_avx512(isa) && round_input_bf16 && dtype_ == DType::BF16) return FastMatmul{&kBf16Rows, bf16_panels_avx512};
+    if (has_avx512(isa)) return FastMatmul{&kF32Rows, f32_panels<kernels::matmul_f32_avx512>};
     if (isa == Isa::avx2) return FastMatmul{&kF32Rows, f32_panels<kernels::matmul_f32_avx2>};
     return std::nullopt;
   }
