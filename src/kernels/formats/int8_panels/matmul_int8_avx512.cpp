@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/cpu_tuning.h"
 #include "kernels/formats/int8_panels/int8_kernels.h"
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "util/check.h"
@@ -25,14 +26,19 @@ namespace {
 constexpr int kTileRows = 6;
 
 // y[r, panel rows] for tokens r0 .. r0 + R − 1 (rows `ldy` floats apart); `rows` valid outputs (≤ 32).
+// `prefetch`: bytes ahead of each group to prefetch (decode on CPUs that want it, cpu_tuning.h).
 template <int R, int P>
-void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y, int64_t ldy, int64_t rows) {
+void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y, int64_t ldy, int64_t rows,
+          int64_t prefetch) {
   const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup, x_stride = P * plane_stride;
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   const int8_t* x = a.q + r0 * x_stride;
   for (int64_t g = 0; g < groups; ++g) {
     const std::byte* block = panel + g * kInt8GroupBytes;
+    if (prefetch > 0)
+      for (int64_t line = 0; line < kInt8GroupBytes; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + line), _MM_HINT_T0);
     __m512i dot[R][P][2];
     for (int r = 0; r < R; ++r)
       for (int p = 0; p < P; ++p)
@@ -70,7 +76,7 @@ void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y
   }
 }
 
-using Tile = void (*)(const Int8Activations&, int64_t, const std::byte*, float*, int64_t, int64_t);
+using Tile = void (*)(const Int8Activations&, int64_t, const std::byte*, float*, int64_t, int64_t, int64_t);
 constexpr Tile kTiles[kTileRows] = {tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>, tile<5, 1>, tile<6, 1>};
 constexpr Tile kTiles16[kTileRows / 2] = {tile<1, 2>, tile<2, 2>, tile<3, 2>};
 
@@ -121,6 +127,8 @@ void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
   const int64_t tile_rows = a.planes == 2 ? kTileRows / 2 : kTileRows;
   const Tile* tiles = a.planes == 2 ? kTiles16 : kTiles;
+  // Decode streams each panel once; prefill reads it from L2 for every token tile, unprefetched.
+  const int64_t prefetch = m <= tile_rows ? cpu_tuning().decode_prefetch_bytes : 0;
   // Tokens in blocks whose int8 activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte is read from memory once per block.
   const int64_t block = std::max<int64_t>(kTileRows, (256 * 1024 / std::max<int64_t>(k, 1)) / kTileRows * kTileRows);
@@ -132,7 +140,7 @@ void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w
       const int64_t first_col = p * kInt8PanelRows, rows = std::min(kInt8PanelRows, n - first_col);
       for (int64_t r = b0; r < b_end; r += tile_rows) {
         const int64_t count = std::min<int64_t>(tile_rows, b_end - r);
-        tiles[count - 1](a, r, panel, y + r * n + first_col, n, rows);
+        tiles[count - 1](a, r, panel, y + r * n + first_col, n, rows, prefetch);
       }
     }
   }
