@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cache/kv_block_pool.h"
+#include "kernels/cpu/attention_amx.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "isa_test.h"
@@ -214,6 +215,96 @@ TEST(Bf16KvCache, AttendsWithBf16QueriesAndPairedScoresAsDefined) {
     ++checked;
   }
   EXPECT_EQ(checked, 8);
+}
+
+// AMX (kernels/cpu/attention_amx.h): on a bf16 cache whose head_dim is a multiple of 32 and blocks
+// of a multiple of 16 tokens, the kernel gives what attention_amx_reference.cpp defines, value for
+// value — decode, prefill from position 0, several key blocks, tails of 16-key tiles and 32-key
+// value steps, GQA groups of 1, 3, 4 and 6, head_dims of one and several 64-dim passes, 1–3 threads;
+// a query's bits do not depend on the queries beside it; the definition stays within the bf16
+// weights' rounding of attention.inc's; other caches keep the AVX-512 kernels, bit for bit.
+const Shape kAmxShapes[] = {
+    {8, 2, 256, 0, 37, 16},    // the 2B's heads from position 0: three 16-row tiles of a group
+    {8, 2, 256, 150, 45, 16},  // several key blocks, the last partial
+    {4, 4, 32, 0, 1, 16},      // one query at position 0: one key, no GQA, one 32-dim value pass
+    {8, 2, 64, 70, 9, 64},     // blocks of 64 tokens
+    {6, 1, 96, 33, 19, 32},    // a group of 6; head_dim 64 + 32
+    {12, 4, 128, 100, 24, 16}, // a group of 3: rows not a multiple of 16
+    {8, 2, 256, 1000, 1, 16},  // decode at position 1,000
+};
+
+class AmxAttention : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (detect_isa() < Isa::amx)
+      GTEST_SKIP() << "this CPU has no AMX (" << amx_unavailable_reason() << "): the AMX attention is not checked here";
+  }
+};
+
+std::vector<float> amx_reference(Case& c, float scale = 0.3f) {
+  std::vector<float> out(c.q.size());
+  kernels::attention_amx_reference(c.q.data(), c.shape.n, c.shape.start_pos, c.shape.heads, c.table.data(),
+                                   c.pool.layer(0), scale, out.data());
+  return out;
+}
+
+TEST_F(AmxAttention, EqualsItsReference) {
+  for (const Shape& s : kAmxShapes) {
+    Case c(s, KvDtype::bf16);
+    ASSERT_TRUE(kernels::attention_amx_supports(c.pool.layer(0)));
+    const auto expected = amx_reference(c);
+    for (int threads : {1, 2, 3}) {
+      CpuBackend cpu(Isa::amx, threads);
+      EXPECT_EQ(c.run(cpu), expected) << threads << " threads, heads " << s.heads << ", head_dim " << s.head_dim
+                                      << ", start " << s.start_pos << ", n " << s.n;
+    }
+  }
+}
+
+TEST_F(AmxAttention, QueryBitsDoNotDependOnTheBatch) {
+  const Shape s{8, 2, 256, 150, 45, 16};
+  Case c(s, KvDtype::bf16);
+  CpuBackend cpu(Isa::amx, 2);
+  const auto batch = c.run(cpu);
+  const int64_t row = s.heads * s.head_dim;
+  for (int64_t i : {0, 15, 16, 31, 44}) {
+    std::vector<float> alone(static_cast<size_t>(row));
+    cpu.attention(c.q.data() + i * row, 1, s.start_pos + i, s.heads, c.table.data(), c.pool.layer(0), 0.3f, alone.data());
+    EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + i * row, alone.size() * sizeof(float))) << "query " << i;
+  }
+}
+
+TEST_F(AmxAttention, StaysWithinTheWeightRoundingOfTheDefinition) {
+  for (const Shape& s : kAmxShapes) {
+    Case c(s, KvDtype::bf16);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+    RefBackend ref;
+    const auto amx = amx_reference(c, scale), standard = c.run(ref, scale);
+    double error = 0;
+    for (size_t e = 0; e < amx.size(); ++e) error = std::max(error, std::fabs(static_cast<double>(amx[e]) - standard[e]));
+    // Weights rounded to bf16 move each by 2^-9 relatively: Σ w · |v| · 2^-9 ≤ 2 · 2^-9 ≈ 0.004, and
+    // the scores' other order a few ulps.
+    EXPECT_LT(error, 0.005) << "heads " << s.heads << ", head_dim " << s.head_dim;
+    if (s.start_pos + s.n > 1) {  // one key alone has weight 1, exact in bf16
+      EXPECT_GT(error, 0.0) << "the bf16 weights should change something, head_dim " << s.head_dim;
+    }
+  }
+}
+
+TEST_F(AmxAttention, OtherCachesKeepTheAvx512Kernels) {
+  int64_t checked = 0;
+  for (const KvDtype dtype : kDtypes)
+    for (const Shape& s : kShapes) {
+      if (!runs(s, dtype)) continue;
+      Case c(s, dtype);
+      if (kernels::attention_amx_supports(c.pool.layer(0))) continue;
+      RefBackend ref;
+      CpuBackend cpu(Isa::amx, 2);
+      EXPECT_EQ(c.run(cpu), c.run(ref)) << kv_dtype_name(dtype) << " KV, head_dim " << s.head_dim << ", blocks of "
+                                        << s.block_size;
+      ++checked;
+    }
+  EXPECT_GE(checked, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, CpuAttention, ::testing::Values(Isa::avx2, Isa::avx512),

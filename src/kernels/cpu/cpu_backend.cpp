@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/attention_amx.h"
 #include "kernels/cpu/portable_kernels.h"
 #include "util/check.h"
 #include "util/float16.h"
@@ -227,8 +228,12 @@ void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels,
 void CpuBackend::attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                            const KvLayerView& kv, float scale, float* out) {
   if (isa_ == Isa::scalar) return ref_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);
-  auto kernel = portable_->attention;
-  const int64_t scores_floats = kernels::attention_scratch_floats(n, start_pos, num_heads / kv.num_kv_heads, kv.head_dim);
+  // With AMX a bf16 cache runs on tiles (its own arithmetic, attention_amx.h), decode included.
+  const bool amx = isa_ == Isa::amx && kernels::attention_amx_supports(kv);
+  auto kernel = amx ? kernels::attention_heads_amx : portable_->attention;
+  const int64_t group = num_heads / kv.num_kv_heads;
+  const int64_t scores_floats = amx ? kernels::attention_amx_scratch_floats(n, start_pos, group, kv.head_dim)
+                                    : kernels::attention_scratch_floats(n, start_pos, group, kv.head_dim);
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(num_heads, t, threads);
     if (begin >= end) return;
