@@ -68,6 +68,31 @@ inline uint32_t bf16_pair(float lo, float hi) {
   return static_cast<uint32_t>(float_to_bf16(lo)) | static_cast<uint32_t>(float_to_bf16(hi)) << 16;
 }
 
+inline __mmask16 first_lanes(int64_t count) {
+  return static_cast<__mmask16>(count >= 16 ? 0xffff : count <= 0 ? 0 : (1u << count) - 1);
+}
+
+// row[p] ·= scale for p < count, returning the max of the results (exact in any order).
+inline float scale_and_max(float* row, int64_t count, float scale, float m) {
+  __m512 best = _mm512_set1_ps(m);
+  const __m512 factor = _mm512_set1_ps(scale);
+  for (int64_t p = 0; p < count; p += 16) {
+    const __mmask16 mask = first_lanes(count - p);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, row + p), factor);
+    _mm512_mask_storeu_ps(row + p, mask, v);
+    best = _mm512_mask_max_ps(best, mask, best, v);
+  }
+  return _mm512_reduce_max_ps(best);
+}
+
+// float_to_bf16 (nearest even) of 16 finite floats.
+inline __m256i round_to_bf16(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
 // e[p] = portable_exp(e[p] − m): a loop GCC vectorises when it stands alone.
 __attribute__((noinline)) void exp_minus(float* e, int64_t count, float m) {
   for (int64_t p = 0; p < count; ++p) e[p] = portable_exp(e[p] - m);
@@ -143,40 +168,59 @@ void attention_tile(const Group& g, float scale, int64_t i0, int64_t i1, float* 
     }
   }
 
-  // Pass 2: · scale and the max, then exp and the total in key order; a position's heads share
-  // their key counts, so their totals run as interleaved independent chains.
-  for (int64_t t0 = 0; t0 < rows; t0 += heads) {
-    const int64_t last = last_of(t0);
-    for (int64_t t = t0; t < t0 + heads; ++t) {
-      float m = -INFINITY;
-      for (int64_t b0 = 0; b0 <= last; b0 += kKeyBlock) {
-        float* row = score_row(b0 / kKeyBlock, t);
-        const int64_t count = std::min(kKeyBlock, last + 1 - b0);
-        for (int64_t p = 0; p < count; ++p) {
-          row[p] = row[p] * scale;
-          m = std::max(m, row[p]);
-        }
+  // Pass 2: · scale and the max, then exp, then each row's total in key order — 16 rows' sums at
+  // once, one lane each (a lane takes its row's keys in order; rows past their last key are masked).
+  for (int64_t t = 0; t < rows; ++t) {
+    const int64_t last = last_of(t);
+    float m = -INFINITY;
+    for (int64_t b0 = 0; b0 <= last; b0 += kKeyBlock)
+      m = scale_and_max(score_row(b0 / kKeyBlock, t), std::min(kKeyBlock, last + 1 - b0), scale, m);
+    max_score[t] = m;
+    for (int64_t b0 = 0; b0 <= last; b0 += kKeyBlock)
+      exp_minus(score_row(b0 / kKeyBlock, t), std::min(kKeyBlock, last + 1 - b0), m);
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+    const int64_t in_tile = std::min(kRows, rows - r0);
+    const __mmask16 lanes = first_lanes(in_tile);
+    const __m512i row_offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                   _mm512_set1_epi32(static_cast<int>(kKeyBlock)));
+    alignas(64) int32_t row_ends[kRows] = {};  // each lane's last key + 1
+    for (int64_t r = 0; r < in_tile; ++r) row_ends[r] = static_cast<int32_t>(last_of(r0 + r) + 1);
+    const __m512i ends = _mm512_load_si512(row_ends);
+    __m512 sums = _mm512_setzero_ps();
+    const int64_t keys_seen = last_of(r0 + in_tile - 1) + 1;
+    for (int64_t b0 = 0; b0 < keys_seen; b0 += kKeyBlock) {
+      const float* base = score_row(b0 / kKeyBlock, r0);
+      for (int64_t p = 0; p < std::min(kKeyBlock, keys_seen - b0); ++p) {
+        const __mmask16 live = lanes & _mm512_cmpgt_epi32_mask(ends, _mm512_set1_epi32(static_cast<int>(b0 + p)));
+        const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, row_offsets, base + p, 4);
+        sums = _mm512_mask_add_ps(sums, live, sums, v);
       }
-      max_score[t] = m;
-      total[t] = 0.0f;
     }
-    for (int64_t b0 = 0; b0 <= last; b0 += kKeyBlock) {
-      const int64_t count = std::min(kKeyBlock, last + 1 - b0);
-      for (int64_t t = t0; t < t0 + heads; ++t) exp_minus(score_row(b0 / kKeyBlock, t), count, max_score[t]);
-      for (int64_t p = 0; p < count; ++p)
-        for (int64_t t = t0; t < t0 + heads; ++t) total[t] += score_row(b0 / kKeyBlock, t)[p];
-    }
+    _mm512_mask_storeu_ps(total + r0, lanes, sums);
   }
 
   // Pass 3: the weighted sum of V, key blocks in order.
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t b0 = b * kKeyBlock, valid = std::min(kKeyBlock, keys - b0);
-    for (int64_t p = 0; p < kKeyBlock; p += 2) {  // [32 key pairs][D] words: (key 2q, key 2q + 1) per dim
-      const uint16_t* v0 = p < valid ? kv.value_row<const uint16_t>(g.block_table[(b0 + p) / bs], (b0 + p) % bs, g.kvh) : nullptr;
-      const uint16_t* v1 = p + 1 < valid ? kv.value_row<const uint16_t>(g.block_table[(b0 + p + 1) / bs], (b0 + p + 1) % bs, g.kvh) : nullptr;
+    // [32 key pairs][D] words: (key 2q, key 2q + 1) per dim, zero past the last key.
+    const __m512i even_lo = _mm512_setr_epi32(0x00200000, 0x00210001, 0x00220002, 0x00230003, 0x00240004, 0x00250005,
+                                              0x00260006, 0x00270007, 0x00280008, 0x00290009, 0x002a000a, 0x002b000b,
+                                              0x002c000c, 0x002d000d, 0x002e000e, 0x002f000f);
+    const __m512i even_hi = _mm512_add_epi16(even_lo, _mm512_set1_epi16(16));
+    for (int64_t p = 0; p < kKeyBlock; p += 2) {
+      auto row_of_key = [&](int64_t key) {
+        return key < valid ? kv.value_row<const uint16_t>(g.block_table[(b0 + key) / bs], (b0 + key) % bs, g.kvh) : nullptr;
+      };
+      const uint16_t* v0 = row_of_key(p);
+      const uint16_t* v1 = row_of_key(p + 1);
       uint32_t* dst = values + p / 2 * D;
-      for (int64_t d = 0; d < D; ++d)
-        dst[d] = static_cast<uint32_t>(v0 ? v0[d] : 0) | static_cast<uint32_t>(v1 ? v1[d] : 0) << 16;
+      for (int64_t d = 0; d < D; d += 32) {  // 32 dims of each key → 32 words
+        const __m512i a = v0 ? _mm512_loadu_si512(v0 + d) : _mm512_setzero_si512();
+        const __m512i c = v1 ? _mm512_loadu_si512(v1 + d) : _mm512_setzero_si512();
+        _mm512_storeu_si512(dst + d, _mm512_permutex2var_epi16(a, even_lo, c));
+        _mm512_storeu_si512(dst + d + 16, _mm512_permutex2var_epi16(a, even_hi, c));
+      }
     }
     for (int64_t r0 = 0; r0 < rows_pad; r0 += kRows) {
       if (!sees(r0, b0)) continue;
@@ -184,9 +228,13 @@ void attention_tile(const Group& g, float scale, int64_t i0, int64_t i1, float* 
         const int64_t t = r0 + r;
         const int64_t count = t < rows ? std::clamp<int64_t>(last_of(t) + 1 - b0, 0, kKeyBlock) : 0;
         const float* row = score_row(b, t);
-        uint32_t* dst = weights + r * (kKeyBlock / 2);
-        for (int64_t p = 0; p < kKeyBlock; p += 2)
-          dst[p / 2] = bf16_pair(p < count ? row[p] / total[t] : 0.0f, p + 1 < count ? row[p + 1] / total[t] : 0.0f);
+        auto* dst = reinterpret_cast<uint16_t*>(weights + r * (kKeyBlock / 2));  // key p's weight at p
+        const __m512 divisor = _mm512_set1_ps(t < rows ? total[t] : 1.0f);
+        for (int64_t p = 0; p < kKeyBlock; p += 16) {
+          const __mmask16 mask = first_lanes(count - p);
+          const __m512 w = _mm512_maskz_div_ps(mask, _mm512_maskz_loadu_ps(mask, row + p), divisor);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + p), round_to_bf16(w));
+        }
       }
       for (int64_t d0 = 0; d0 < D; d0 += 64) {
         float* acc = sums + r0 * D + d0;
