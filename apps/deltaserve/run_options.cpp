@@ -10,8 +10,8 @@ void add_run_options(CLI::App* command, RunOptions& options) {
   command->add_option("--threads", options.threads, "Compute threads (default: physical cores)")
       ->check(CLI::Range(0, 1024));
   command->add_option("--isa", options.isa,
-                      "Kernels: auto (the best this CPU has), amx (AMX tiles for bf16 and int8 matmuls, AVX-512 "
-                      "for the rest), avx512, avx2 or scalar (the reference)")
+                      "Kernels: auto (the best this CPU has), amx (AMX tiles for bf16 matmuls and bf16-cache "
+                      "attention, AVX-512 for the rest), avx512, avx2 or scalar (the reference)")
       ->check(CLI::IsMember({"auto", "amx", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
   command->add_option("--weights", options.weights,

@@ -63,7 +63,7 @@ bool has_avx512_vnni() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::amx: return "AMX (BF16, INT8) + AVX-512";
+    case Isa::amx: return "AMX + AVX-512 (BF16)";
     case Isa::avx512: return "AVX-512 (BF16)";
     case Isa::avx2: return "AVX2 + FMA";
     case Isa::scalar: return "scalar";
