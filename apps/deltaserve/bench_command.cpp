@@ -203,7 +203,11 @@ int run_bench(const BenchOptions& options) {
   const double avx512_peak = measure_compute_peak(cpu->pool(), cpu->isa());
   const double amx_peak = measure_amx_peak(cpu->pool(), detect_isa());
   const bool on_amx = cpu->isa() == Isa::amx;
-  const double peak_flops = on_amx ? amx_peak : avx512_peak;
+  // Int8 weights run VNNI on every AVX-512 CPU (AMX ones too): their share is of the int8 dot peak.
+  const bool int8 = weights_choice(options.run) == WeightsChoice::int8;
+  const double int8_peak = int8 ? measure_int8_peak(cpu->pool(), cpu->isa()) : 0;
+  const double peak_flops = int8 ? int8_peak : on_amx ? amx_peak : avx512_peak;
+  const char* peak_name = int8 ? "VNNI int8 dot" : on_amx ? "AMX bf16" : "AVX-512 bf16";
   const double bandwidth_before =
       peak_memory.left_out([&] { return measure_read_bandwidth(cpu->pool(), kProbeBytes, 5); });
   // Layer matmul FLOPs per token: 2 × every text weight except the embedding table and head.
@@ -215,7 +219,9 @@ int run_bench(const BenchOptions& options) {
   if (!options.json)
     std::printf("deltaserve bench: %s, %s, %s KV cache; read bandwidth %.1f GB/s, bf16 peaks: AVX-512 %.0f GFLOP/s%s\n",
                 dir.c_str(), cpu->name(), kv_dtype_name(*kv_dtype), bandwidth_before / 1e9, avx512_peak / 1e9,
-                amx_peak > 0 ? str_cat(", AMX tiles ", fixed(amx_peak / 1e9, 0), " GFLOP/s").c_str() : "");
+                (str_cat(amx_peak > 0 ? str_cat(", AMX tiles ", fixed(amx_peak / 1e9, 0), " GFLOP/s") : "",
+                         int8 ? str_cat("; int8 dot peak ", fixed(int8_peak / 1e9, 0), " GOP/s") : ""))
+                    .c_str());
 
   Xoshiro256 rng(1);
   auto random_prompt = [&](int64_t n) {
@@ -248,10 +254,11 @@ int run_bench(const BenchOptions& options) {
     const double compute_fraction = peak_flops > 0 ? tps * 2.0 * layer_params / peak_flops : 0;
     emit(options.json, "pp" + std::to_string(n), tps, options, threads,
          str_cat(", \"ttft_s\": ", seconds, ", \"compute_fraction\": ", compute_fraction, ", \"peak_kind\": \"",
-                 on_amx ? "amx" : "avx512", "\", \"avx512_peak_gflops\": ", avx512_peak / 1e9,
+                 int8 ? "int8" : on_amx ? "amx" : "avx512", "\", \"avx512_peak_gflops\": ", avx512_peak / 1e9,
+                 ", \"int8_peak_gops\": ", int8_peak / 1e9,
                  ", \"amx_peak_gflops\": ", amx_peak / 1e9),
-         str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1), "% of the ",
-                 on_amx ? "AMX" : "AVX-512", " bf16 peak in layer matmuls"));
+         str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1), "% of the ", peak_name,
+                 " peak in layer matmuls"));
   }
 
   // Decode: decode_tokens after a 128-token prompt, greedy. The bandwidth these machines give swings

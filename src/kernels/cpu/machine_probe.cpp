@@ -13,6 +13,7 @@ namespace probe {
 float sum_avx512(const float* data, size_t count);
 float dpbf16_loop(int64_t iterations);
 float tdpbf16_loop(int64_t iterations);
+int32_t dpbusd_loop(int64_t iterations);
 }  // namespace probe
 
 namespace {
@@ -68,6 +69,16 @@ double measure_compute_peak(ThreadPool& pool, Isa isa) {
 }  // namespace ds
 
 namespace ds {
+
+double measure_int8_peak(ThreadPool& pool, Isa isa) {
+  if (!has_avx512(isa) || !has_avx512_vnni()) return 0;
+  const int64_t iterations = 20'000'000;
+  volatile int32_t sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+  pool.run([&](int, int) { sink = sink + probe::dpbusd_loop(iterations); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(pool.size()) * iterations * 10 * 64 * 2 / seconds;
+}
 
 double measure_amx_peak(ThreadPool& pool, Isa isa) {
   if (isa != Isa::amx) return 0;

@@ -13,6 +13,9 @@ namespace ds {
 double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats);
 // FLOP/s of register-resident vdpbf16ps (AVX-512 BF16) on all threads; 0 below AVX-512.
 double measure_compute_peak(ThreadPool& pool, Isa isa);
+// Int8 ops/s (a multiply and an add per product) of register-resident vpdpbusd on all threads: the
+// int8 weights' kernel; 0 without AVX-512 VNNI.
+double measure_int8_peak(ThreadPool& pool, Isa isa);
 // FLOP/s of tile-resident tdpbf16ps on all threads; 0 below Isa::amx.
 double measure_amx_peak(ThreadPool& pool, Isa isa);
 

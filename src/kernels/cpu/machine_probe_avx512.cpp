@@ -36,4 +36,16 @@ float dpbf16_loop(int64_t iterations) {
   return lanes[0];
 }
 
+// 10 independent int32 accumulators × `iterations` × 64 int8 products × 2 ops (`vpdpbusd`).
+int32_t dpbusd_loop(int64_t iterations) {
+  __m512i acc[10];
+  for (auto& a : acc) a = _mm512_setzero_si512();
+  const __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-2);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (auto& a : acc) a = _mm512_dpbusd_epi32(a, x, y);
+  __m512i total = acc[0];
+  for (int j = 1; j < 10; ++j) total = _mm512_add_epi32(total, acc[j]);
+  return _mm512_reduce_add_epi32(total);
+}
+
 }  // namespace ds::probe
