@@ -37,7 +37,9 @@ namespace {
 #define B0 6
 #define B1 7
 constexpr int64_t kStepBytes = kBf16PanelPairAlign * kBf16PairBytes;  // 2 KiB of a panel: 16 pairs
-constexpr int64_t kPrefetchSteps = 2;                                 // decode prefetch distance
+// Decode's prefetch distance in steps: 2B decode read 80–82% of the bandwidth floor with none,
+// 86–89% with 2 or 4 steps, 80% with 8 (2 threads, docs/benchmarks.md).
+constexpr int64_t kPrefetchSteps = 2;
 
 TileConfig config_for(int rows) {
   TileConfig config;
