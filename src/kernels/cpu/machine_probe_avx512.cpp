@@ -44,8 +44,10 @@ int32_t dpbusd_loop(int64_t iterations) {
   for (int64_t i = 0; i < iterations; ++i)
     for (auto& a : acc) a = _mm512_dpbusd_epi32(a, x, y);
   __m512i total = acc[0];
-  for (int j = 1; j < 10; ++j) total = _mm512_add_epi32(total, acc[j]);
-  return _mm512_reduce_add_epi32(total);
+  for (int j = 1; j < 10; ++j) total = _mm512_add_epi32(total, acc[j]);  // wraps: only a sink
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, total);
+  return static_cast<int32_t>(lanes[0]);
 }
 
 }  // namespace ds::probe
