@@ -113,8 +113,12 @@ void attention_tile(const Group& g, float scale, int64_t i0, int64_t i1, float* 
   uint32_t* values = weights + kRows * kKeyBlock / 2;                           // [32, D]
   auto last_of = [&](int64_t t) { return g.start_pos + i0 + t / heads; };        // the last key row t sees
   auto score_row = [&](int64_t b, int64_t t) { return scores + (b * rows_pad + t) * kKeyBlock; };
-  // Whether any row of the 16-row tile at r0 sees key b0 (rows in position order).
-  auto sees = [&](int64_t r0, int64_t b0) { return std::min(rows, r0 + kRows) > r0 && last_of(std::min(rows, r0 + kRows) - 1) >= b0; };
+  // Whether any row of the 16-row tile at r0 sees key b0: its last real row (rows go in position
+  // order) does; a tile of padding rows only sees nothing.
+  auto sees = [&](int64_t r0, int64_t b0) {
+    const int64_t last_row = std::min(rows, r0 + kRows) - 1;
+    return last_row >= r0 && last_of(last_row) >= b0;
+  };
 
   for (int64_t t = 0; t < rows_pad; ++t) {
     uint32_t* dst = q_pairs + t * pairs;
