@@ -8,10 +8,9 @@
 // C depends only on its own token, so a row's result never depends on the batch (tested); its
 // arithmetic is bf16_panels_amx_reference.cpp's (bit for bit, tested).
 //
-// Decode and small batches (m <= 16): the tiles are configured to m rows, and two panels stream
-// at once (4 C tiles) with software prefetches a few tiles ahead: on the Xeon measured, a tile-load
-// stream read 14.5 GB/s on one core without them and 15.6 GB/s with them, against 14 for the
-// AVX-512 kernel. Prefill: 32 tokens × one panel (2 × 2 C tiles) per pass over k, so each tile
+// Decode (m <= 4): the same arithmetic in AVX-512 vectors, one sequential stream per thread (see
+// vector_panels). Small batches (m <= 16): the tiles are configured to m rows, and two panels
+// stream at once (4 C tiles) with software prefetches a few tiles ahead. Prefill: 32 tokens × one panel (2 × 2 C tiles) per pass over k, so each tile
 // loaded serves two products; a block of tokens stays in L2 while the thread's panels pass.
 #include <immintrin.h>
 
@@ -19,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/cpu_tuning.h"
 #include "kernels/formats/bf16_panels/bf16_panels.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "util/check.h"
@@ -112,6 +112,68 @@ void small_batch(const uint32_t* xr, int64_t m, const TensorView& w, int64_t pan
     }
   }
 }
+
+// Up to kVectorRows tokens: the tile arithmetic in AVX-512 vectors, one panel at a time. Each zmm of
+// a pair block holds 16 outputs' (even, odd) inputs; the even halves widen exactly (<< 16), the odd
+// ones by masking, and fma adds each exact product into an even or odd partial per output, which
+// every 16 pairs is added to the accumulator as (even + odd): the `tdpbf16ps` sequence, bit for bit
+// (the tiles' flushing of denormals aside). Decode is one sequential stream per thread then, with
+// the prefetch this CPU wants (cpu_tuning.h): 2B decode on the Xeon read 88–90% of the floor with
+// the AVX-512 kernel's stream against 80–89% for two panels of tile loads.
+constexpr int kVectorRows = 4;
+
+template <int R>
+void vector_panels(const uint32_t* xr, int64_t row_words, const TensorView& w, int64_t panel_begin, int64_t panel_end,
+                   float* y, int64_t prefetch) {
+  const int64_t n = w.shape[0], k = w.shape[1], pairs = bf16_panel_pairs(k), panel_bytes = bf16_panel_bytes(k);
+  const __m512i odd_mask = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    const std::byte* panel = w.data + p * panel_bytes;
+    __m512 acc[R][2];
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int64_t j0 = 0; j0 < pairs; j0 += kBf16PanelPairAlign) {
+      __m512 even[R][2], odd[R][2];
+      for (int r = 0; r < R; ++r) even[r][0] = even[r][1] = odd[r][0] = odd[r][1] = _mm512_setzero_ps();
+      for (int64_t j = j0; j < j0 + kBf16PanelPairAlign; ++j) {
+        const std::byte* block = panel + j * kBf16PairBytes;
+        if (prefetch > 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(block + prefetch), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + 64), _MM_HINT_T0);
+        }
+        __m512 we[2], wo[2];
+        for (int h = 0; h < 2; ++h) {
+          const __m512i words = _mm512_loadu_si512(block + 64 * h);
+          we[h] = _mm512_castsi512_ps(_mm512_slli_epi32(words, 16));
+          wo[h] = _mm512_castsi512_ps(_mm512_and_si512(words, odd_mask));
+        }
+        for (int r = 0; r < R; ++r) {
+          const uint32_t word = xr[r * row_words + j];
+          const __m512 xe = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(word << 16)));
+          const __m512 xo = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(word & 0xffff0000u)));
+          for (int h = 0; h < 2; ++h) {
+            even[r][h] = _mm512_fmadd_ps(xe, we[h], even[r][h]);
+            odd[r][h] = _mm512_fmadd_ps(xo, wo[h], odd[r][h]);
+          }
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int h = 0; h < 2; ++h) acc[r][h] = _mm512_add_ps(acc[r][h], _mm512_add_ps(even[r][h], odd[r][h]));
+    }
+    const int64_t first = p * kBf16PanelRows;
+    const int lo = static_cast<int>(std::clamp<int64_t>(n - first, 0, 16));
+    const int hi = static_cast<int>(std::clamp<int64_t>(n - first - 16, 0, 16));
+    const auto mask_lo = static_cast<__mmask16>(lo >= 16 ? 0xffff : (1u << lo) - 1);
+    const auto mask_hi = static_cast<__mmask16>(hi >= 16 ? 0xffff : (1u << hi) - 1);
+    for (int r = 0; r < R; ++r) {
+      _mm512_mask_storeu_ps(y + r * n + first, mask_lo, acc[r][0]);
+      _mm512_mask_storeu_ps(y + r * n + first + 16, mask_hi, acc[r][1]);
+    }
+  }
+}
+
+using VectorPanels = void (*)(const uint32_t*, int64_t, const TensorView&, int64_t, int64_t, float*, int64_t);
+constexpr VectorPanels kVectorPanels[kVectorRows] = {vector_panels<1>, vector_panels<2>, vector_panels<3>,
+                                                     vector_panels<4>};
 
 // Prefill: a token block's activations (~1 MiB: 14 tiles of 16 tokens at k = 2048, 4 at k = 6144)
 // stay in L2 while each of the thread's panels passes over them once, so the weights come from
@@ -212,6 +274,9 @@ void pack_bf16_rows_amx(const float* x, int64_t m, int64_t k, int64_t r_begin, i
 void matmul_bf16_panels_amx(const uint32_t* xr, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                             float* y) {
   DS_CHECK(w.dtype == DType::BF16 && w.format == WeightFormatId::bf16_panels, "AMX bf16 panel kernel on ", w.name);
+  if (m <= kVectorRows)
+    return kVectorPanels[m - 1](xr, bf16_amx_row_words(w.shape[1]), w, panel_begin, panel_end, y,
+                                cpu_tuning().decode_prefetch_bytes);
   const TileScope tiles(config_for(static_cast<int>(std::min<int64_t>(m, kAmxTileRows))));
   if (m <= kAmxTileRows) small_batch(xr, m, w, panel_begin, panel_end, y);
   else prefill(xr, m, w, panel_begin, panel_end, y);
