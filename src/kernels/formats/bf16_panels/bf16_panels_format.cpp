@@ -63,8 +63,8 @@ class Bf16PanelsFormat final : public WeightFormat {
     }
   }
   // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` and `tdpbf16ps` multiply; fp32
-  // activations (f32 mode) go through the reference. With AMX every batch size runs on tiles,
-  // decode included (it streams as fast, matmul_bf16_panels_amx.cpp): one kernel, so a row's bits never
+  // activations (f32 mode) go through the reference. With AMX every batch size computes the tile
+  // arithmetic (decode in vectors that keep it, matmul_bf16_panels_amx.cpp), so a row's bits never
   // depend on how many rows share its call.
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
     if (isa == Isa::amx && round_input_bf16) return FastMatmul{&kTokenRows, panels_amx};
