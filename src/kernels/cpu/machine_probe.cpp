@@ -56,38 +56,37 @@ double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats) {
   return best;
 }
 
-double measure_compute_peak(ThreadPool& pool, Isa isa) {
-  if (!has_avx512(isa)) return 0;  // only the BF16 dot-product peak is probed
-  const int64_t iterations = 20'000'000;
-  volatile float sink = 0;
+namespace {
+
+// Operations per second of `loop` (which returns a sink value) run by every thread at once, each
+// doing `ops` operations.
+template <typename Loop>
+double rate_on_all_threads(ThreadPool& pool, double ops, Loop loop) {
+  volatile double sink = 0;
   const auto start = std::chrono::steady_clock::now();
-  pool.run([&](int, int) { sink = sink + probe::dpbf16_loop(iterations); });
+  pool.run([&](int, int) { sink = sink + static_cast<double>(loop()); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(pool.size()) * iterations * 10 * 32 * 2 / seconds;
+  return static_cast<double>(pool.size()) * ops / seconds;
 }
 
-}  // namespace ds
+}  // namespace
 
-namespace ds {
+double measure_compute_peak(ThreadPool& pool, Isa isa) {
+  if (!has_avx512(isa)) return 0;  // only the BF16 dot-product peak is probed
+  constexpr int64_t kIterations = 20'000'000;  // × 10 accumulators × 32 products × 2 flops
+  return rate_on_all_threads(pool, kIterations * 10.0 * 32 * 2, [] { return probe::dpbf16_loop(kIterations); });
+}
 
 double measure_int8_peak(ThreadPool& pool, Isa isa) {
   if (!has_avx512(isa) || !has_avx512_vnni()) return 0;
-  const int64_t iterations = 20'000'000;
-  volatile int32_t sink = 0;
-  const auto start = std::chrono::steady_clock::now();
-  pool.run([&](int, int) { sink = sink + probe::dpbusd_loop(iterations); });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(pool.size()) * iterations * 10 * 64 * 2 / seconds;
+  constexpr int64_t kIterations = 20'000'000;  // × 10 accumulators × 64 products × 2 ops
+  return rate_on_all_threads(pool, kIterations * 10.0 * 64 * 2, [] { return probe::dpbusd_loop(kIterations); });
 }
 
 double measure_amx_peak(ThreadPool& pool, Isa isa) {
   if (isa != Isa::amx) return 0;
-  const int64_t iterations = 1'000'000;
-  volatile float sink = 0;
-  const auto start = std::chrono::steady_clock::now();
-  pool.run([&](int, int) { sink = sink + probe::tdpbf16_loop(iterations); });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(pool.size()) * iterations * 4 * 16 * 16 * 32 * 2 / seconds;
+  constexpr int64_t kIterations = 1'000'000;  // × 4 tile products of 16 × 16 × 32 × 2 flops
+  return rate_on_all_threads(pool, kIterations * 4.0 * 16 * 16 * 32 * 2, [] { return probe::tdpbf16_loop(kIterations); });
 }
 
 }  // namespace ds
