@@ -26,11 +26,10 @@ constexpr int64_t kTile = kBf16TileTokens;
 
 // y[r, 0 .. 32) (+)= Σ_j x[j·R + r] · panel pair j, for tokens r < R; lanes past `mask` untouched.
 // x: the tile's packed pairs from the block's first pair; w: the panel from the same pair.
-// Decode streams each panel once from memory, one sequential stream per thread, which the hardware
-// prefetcher follows alone: with the token's pairs contiguous, software prefetches 1–8 KiB ahead
-// were no faster on 2 threads and 4% slower on 1 (model decode, 3 A/B pairs each; an earlier gain
-// from them came from the 12-word activation stride this kernel no longer has).
-// `prefetch`: bytes ahead of the panel stream to prefetch (decode on CPUs that want it, cpu_tuning.h).
+// Decode streams each panel once from memory, one sequential stream per thread. Whether software
+// prefetches help depends on the CPU (cpu_tuning.h): on Zen 4 the hardware prefetcher follows the
+// stream alone (1–8 KiB ahead was no faster on 2 threads, 4% slower on 1), on the Xeons measured it
+// does not. `prefetch`: bytes ahead of the panel stream to prefetch, 0 for none.
 template <int R>
 void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_t ldy, __mmask16 mask0,
           __mmask16 mask1, bool accumulate, int64_t prefetch) {
