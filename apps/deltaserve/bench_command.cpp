@@ -1,16 +1,20 @@
 // `deltaserve bench (--model DIR | --shape S) [--threads N] [--json]`: prefill tok/s at several
 // prompt lengths, decode tok/s, TTFT, TPOT, peak RSS, and the machine's own limits measured in the
 // same run — streaming read bandwidth (decode's floor) and the bf16 peaks of AVX-512 and AMX tiles
-// (prefill's).
+// (prefill's); optionally the engine under concurrency, the prefix cache, and speculative decoding
+// at scripted acceptance (--speculative-tokens K --draft-acceptance P,...).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "model_argument.h"
 #include "bench_concurrency.h"
+#include "bench_images.h"
 #include "bench_prefix_cache.h"
+#include "bench_speculative.h"
 #include "cli_errors.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
@@ -38,7 +42,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kProbeBytes = uint64_t{512} << 20;  // 16× the L3 of this machine class
 
 struct BenchOptions {
-  std::string model_dir, shape, prompts = "128,512,2048,8192", concurrency, prefix_cache;
+  std::string model_dir, shape, prompts = "128,512,2048,8192", concurrency, prefix_cache, draft_acceptance, images;
   int64_t decode_tokens = 128;
   int64_t prefill_chunk = 512;
   RunOptions run;
@@ -86,14 +90,11 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context, KvDtype k
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config,
                                                     loaded.config.nested ? kNestedTextPrefix : kFlatTextPrefix);
-  uint64_t bytes = summary.text_bytes;
+  // The text weights with the matmul weights as the model reads them (repacked, quantised).
+  uint64_t bytes = summary.text_bytes - loaded.matmul_file_bytes + loaded.matmul_bytes;
   const auto embed = summary.parts.find(WeightPart::embeddings);
   const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
   if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered
-  if (loaded.weights == WeightsChoice::int8) {  // the quantised matmul weights (head included) plus the norms
-    const auto norms = summary.parts.find(WeightPart::norms);
-    bytes = loaded.repacked->bytes() + (norms != summary.parts.end() ? norms->second.bytes : 0);
-  }
   const ContextMemory memory = context_memory(c, context);
   const uint64_t recurrent = static_cast<uint64_t>(c.num_layers_of(LayerType::linear_attention)) *
                              c.linear_num_value_heads * c.linear_key_head_dim * c.linear_value_head_dim * 4;
@@ -116,7 +117,8 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
-  Qwen35StepModel step_model(*loaded.model, kv_dtype);
+  Qwen35StepModel step_model(*loaded.model, kv_dtype, engine_options_.speculative_tokens > 0);
+  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine.draft_vocab));  // outlives the engine
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   for (int32_t n : levels) {
     if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
@@ -138,7 +140,8 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
 Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int threads) {
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> lengths, parse_int_list(options.prefix_cache, "--prefix-cache"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
-  Qwen35StepModel step_model(*loaded.model);
+  Qwen35StepModel step_model(*loaded.model, default_kv_dtype(*loaded.model), engine_options_.speculative_tokens > 0);
+  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine.draft_vocab));  // outlives the engine
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   constexpr int64_t kQuestion = 32;
   for (int32_t n : lengths) {
@@ -164,6 +167,60 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
   return {};
 }
 
+// Speculative decoding with the MTP head at scripted acceptances (bench_speculative.h): one line per P
+// of --draft-acceptance, beside plain decoding measured just before it.
+Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int threads) {
+  std::vector<double> acceptances;
+  for (size_t begin = 0; begin <= options.draft_acceptance.size();) {
+    const size_t end = std::min(options.draft_acceptance.find(',', begin), options.draft_acceptance.size());
+    const std::string item = options.draft_acceptance.substr(begin, end - begin);
+    char* parsed_end = nullptr;
+    const double p = std::strtod(item.c_str(), &parsed_end);
+    if (item.empty() || *parsed_end != '\0' || !(p >= 0 && p <= 1))
+      return Status::errorf("--draft-acceptance: expected probabilities in [0, 1] such as 0,0.5,1, found \"", item, "\"");
+    acceptances.push_back(p);
+    begin = end + 1;
+  }
+  DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
+  DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
+  if (engine_options_.speculative_tokens < 1)
+    return Status::error("--draft-acceptance needs --speculative-tokens K of at least 1, found 0");
+  use_draft_vocab_costs(engine_options_, options.engine.draft_vocab, loaded.config.text.vocab_size);
+  Qwen35StepModel plain(*loaded.model, kv_dtype), with_head(*loaded.model, kv_dtype, /*with_mtp=*/true);
+  constexpr int64_t kPrompt = 128;
+  DS_ASSIGN_OR_RETURN(const std::vector<SpeculativeResult> results,
+                      run_speculative(plain, with_head, engine_options_, options.engine.draft_vocab, acceptances, kPrompt,
+                                      options.decode_tokens, 17));
+  const int64_t k = engine_options_.speculative_tokens;
+  const std::string head = options.engine.draft_vocab > 0 ? str_cat("_v", options.engine.draft_vocab) : "";
+  const SnapshotCost copy = measure_snapshot_cost(with_head.cache_geometry(), with_head.backend());
+  for (const SpeculativeResult& r : results) {
+    const double step = r.decode_step_s, ratio = r.spec_tokens_per_s / std::max(r.plain_tokens_per_s, 1e-9);
+    emit(options.json, str_cat("spec_k", k, head, "_p", fixed(r.acceptance, 2)), r.spec_tokens_per_s, options, threads,
+         str_cat(", \"speculative_tokens\": ", k, ", \"draft_vocab\": ", options.engine.draft_vocab, ", \"adaptive\": ",
+                 engine_options_.adaptive_drafts ? "true" : "false", ", \"draft_acceptance\": ", r.acceptance, ", \"plain_tokens_per_s\": ",
+                 r.plain_tokens_per_s, ", \"ratio\": ", ratio, ", \"accepted_fraction\": ", r.accepted_fraction,
+                 ", \"tokens_per_round\": ", r.tokens_per_round, ", \"rounds\": ", r.rounds, ", \"decode_step_s\": ", step,
+                 ", \"verify_s\": ", r.verify_s, ", \"head_pass_s\": ", r.head_pass_s, ", \"head_step_s\": ", r.head_step_s,
+                 ", \"draft_per_round_s\": ", r.draft_per_round_s, ", \"replay_per_round_s\": ", r.replay_per_round_s,
+                 ", \"slot_copy_s\": ", copy.take_s),
+         str_cat("K=", k, engine_options_.adaptive_drafts ? " (adaptive)" : " (fixed)",
+                 options.engine.draft_vocab > 0 ? str_cat(" vocab ", options.engine.draft_vocab) : "", " P=",
+                 fixed(r.acceptance, 2), ": ", fixed(ratio, 2), "x plain (", fixed(r.plain_tokens_per_s, 2),
+                 " tok/s); ", fixed(100 * r.accepted_fraction, 0), "% accepted, ", fixed(r.tokens_per_round, 2),
+                 " tokens/round; verify of ", k + 1, " rows ", fixed(r.verify_s / step, 2), "x a decode step (",
+                 fixed(1000 * step, 1), " ms); head pass ", fixed(r.head_pass_s / step, 2), "x, chained step ",
+                 fixed(r.head_step_s / step, 2), "x, drafting ", fixed(r.draft_per_round_s / step, 2),
+                 "x per round; replay ", fixed(1000 * r.replay_per_round_s, 2), " ms/round"));
+  }
+  if (!options.json)
+    std::printf("  speculative: the DeltaNet slot (%s) is copied before every verify and back on a rejection: %.2f ms "
+                "each; a %lld-token prompt, %lld tokens greedy per run\n",
+                human_bytes(copy.bytes).c_str(), 1e3 * copy.take_s, static_cast<long long>(kPrompt),
+                static_cast<long long>(options.decode_tokens));
+  return {};
+}
+
 int run_bench(const BenchOptions& options) {
   // Cold and warm times mean nothing over a cache that outlives the run.
   if (!options.engine.prefix_cache_dir.empty())
@@ -172,14 +229,22 @@ int run_bench(const BenchOptions& options) {
   if (!prompt_lengths.ok()) return report_error(prompt_lengths.status());
   for (int32_t n : *prompt_lengths)
     if (n < 1) return report_error(Status::errorf("--prompts: expected prompt lengths >= 1, found ", n));
+  std::vector<int32_t> image_sides;
+  if (!options.images.empty()) {
+    auto sides = parse_image_sides(options.images);
+    if (!sides.ok()) return report_error(sides.status());
+    image_sides = std::move(*sides);
+  }
   std::string dir = options.model_dir;
   if (dir.empty()) {
     auto preset = find_shape_preset(options.shape);
     if (!preset.ok()) return report_error(preset.status());
-    dir = "models/" + preset->name + "-random";
+    const bool with_mtp = options.engine.engine.speculative_tokens > 0;  // the drafter is the MTP head
+    dir = "models/" + preset->name + (with_mtp ? "-random-mtp" : "-random");
     if (!std::filesystem::exists(dir + "/config.json")) {
       log::info("bench: creating ", dir, " (random weights, cached for later runs)");
       RandomCheckpointOptions writer;
+      writer.with_mtp = with_mtp;
       writer.out_dir = dir;
       writer.threads = available_threads();
       writer.force = true;
@@ -203,8 +268,12 @@ int run_bench(const BenchOptions& options) {
   const double avx512_peak = measure_compute_peak(cpu->pool(), cpu->isa());
   const double amx_peak = measure_amx_peak(cpu->pool(), detect_isa());
   const bool on_amx = cpu->isa() == Isa::amx;
-  // Int8 weights run VNNI on every AVX-512 CPU (AMX ones too): their share is of the int8 dot peak.
-  const bool int8 = weights_choice(options.run) == WeightsChoice::int8;
+  // Int8 dots (int8 panels, and GGUF Q8_0 and K-quant panels) run VNNI on every AVX-512 CPU (AMX
+  // ones too): their share is of the int8 dot peak. Judged by a layer's MLP, most of its matmul bytes.
+  const WeightFormatId mlp_format = loaded->model->weights().layers.at(0).mlp.up_proj.format;
+  const bool int8 = mlp_format == WeightFormatId::int8_panels || mlp_format == WeightFormatId::q4_k_panels ||
+                    mlp_format == WeightFormatId::q5_k_panels || mlp_format == WeightFormatId::q6_k_panels ||
+                    mlp_format == WeightFormatId::iq4_xs_panels;
   const double int8_peak = int8 ? measure_int8_peak(cpu->pool(), cpu->isa()) : 0;
   const double peak_flops = int8 ? int8_peak : on_amx ? amx_peak : avx512_peak;
   const char* peak_name = int8 ? "VNNI int8 dot" : on_amx ? "AMX bf16" : "AVX-512 bf16";
@@ -305,14 +374,23 @@ int run_bench(const BenchOptions& options) {
   if (!options.prefix_cache.empty()) {
     if (Status s = bench_prefix_cache(options, *loaded, threads); !s.ok()) return report_error(s);
   }
+  if (!options.draft_acceptance.empty()) {
+    if (Status s = bench_speculative(options, *loaded, threads); !s.ok()) return report_error(s);
+  }
+  if (!image_sides.empty()) {
+    if (Status s = bench_images(image_sides, *loaded, dir, threads, peak_flops, peak_name, options.json); !s.ok())
+      return report_error(s);
+  }
   if (!options.json)
     std::printf("  peak RSS %s (text weights %s%s; the kernel's high-water mark, loading included, %s)\n",
                 human_bytes(peak_memory.bytes()).c_str(),
                 human_bytes(summary.text_bytes).c_str(),
                 loaded->repacked ? str_cat(", of which matmul weights repacked: ", human_bytes(loaded->repacked->bytes()),
-                                           loaded->weights == WeightsChoice::int8 ? " int8"
-                                           : is_gguf_path(dir)                     ? " panels (bf16; GGUF Q8_0 as int8)"
-                                                                                   : " bf16 panels")
+                                           loaded->weights == WeightsChoice::int8   ? " int8"
+                                           : loaded->weights == WeightsChoice::q4_k ? " Q4_K (head Q6_K)"
+                                           : is_gguf_path(dir) ? " panels (bf16; GGUF blocks as their kernels' panels)"
+                                           : loaded->config.quantization ? " panels (block FP8 as FP8 panels; bf16)"
+                                                               : " bf16 panels")
                                        .c_str()
                                  : ", mmapped",
                 peak_memory.restartable()
@@ -343,6 +421,16 @@ CommandRunner add_bench_command(CLI::App& app) {
                       "Also measure the prefix cache through the engine, for each N of a comma-separated list: TTFT of "
                       "N shared tokens + a 32-token question cold, then warm with another question; and the cost of "
                       "one DeltaNet snapshot");
+  command->add_option("--draft-acceptance", options->draft_acceptance,
+                      "With --speculative-tokens K: measure speculative decoding with the checkpoint's MTP head at "
+                      "these acceptance probabilities (comma-separated, 0 to 1): the head runs (its cost is real), then "
+                      "its drafts are replaced by plain decoding's known continuation with probability P per position "
+                      "and a wrong token otherwise; tok/s against plain decoding measured before each P, the verify, "
+                      "the head's steps and the DeltaNet replay timed (a --shape checkpoint is made with the head)");
+  command->add_option("--images", options->images,
+                      "Also measure images, for each side S of a comma-separated list (e.g. 512,1024,2048): TTFT of one "
+                      "S x S image + a 16-token question split into preprocessing, the vision tower and the text "
+                      "prefill, and the tower's matmul GFLOP/s as a share of the bf16 peak (the checkpoint needs a tower)");
   command->add_flag("--json", options->json, "One JSON object per line");
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);

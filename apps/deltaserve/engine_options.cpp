@@ -49,6 +49,45 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
   command->add_option("--max-queue", options.engine.max_queue, "Requests that may wait for capacity before new ones are refused")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
       ->capture_default_str();
+  command->add_option("--speculative-tokens", options.engine.speculative_tokens,
+                      str_cat("Speculative decoding with the checkpoint's own MTP head (its mtp.* tensors; a checkpoint "
+                              "without them is an error): up to K tokens drafted and verified per step, output identical "
+                              "to plain decoding. 0 = off, at most ", kMaxSpeculativeTokens))
+      ->check(CLI::Range(int64_t{0}, kMaxSpeculativeTokens))
+      ->capture_default_str();
+  command->add_option("--draft-vocab", options.draft_vocab,
+                      "With --speculative-tokens K: the MTP head drafts among the first N tokens only — the N first of "
+                      "the tokenizer's merge rank, the order in which byte-level BPE (Qwen's) numbers its tokens — so "
+                      "each head step reads N rows of lm_head instead of the whole vocabulary (e.g. 32768); output "
+                      "unchanged. A multiple of the head weight's rows per panel (16 or 32); 0 = the whole vocabulary")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
+      ->capture_default_str();
+  command->add_flag_callback(
+      "--no-adaptive-drafts", [&options] { options.engine.adaptive_drafts = false; },
+      "With --speculative-tokens K: verify K drafts every round, whatever the acceptance (default: adaptive k — each "
+      "request drafts as many as its acceptance so far makes pay, down to none, retrying now and then)");
+}
+
+Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model, int64_t draft_vocab) {
+  options.drafter = nullptr;
+  if (options.speculative_tokens == 0) {
+    if (draft_vocab > 0) return Status::error("--draft-vocab needs --speculative-tokens K of at least 1, found 0");
+    return std::unique_ptr<MtpDrafter>();
+  }
+  auto drafter = MtpDrafter::create(step_model, draft_vocab);
+  if (!drafter.ok())
+    return drafter.status().with_context(draft_vocab > 0 ? str_cat("--draft-vocab ", draft_vocab)
+                                                          : str_cat("--speculative-tokens ", options.speculative_tokens));
+  use_draft_vocab_costs(options, draft_vocab, step_model.vocab_size());
+  options.drafter = drafter->get();
+  return drafter;
+}
+
+void use_draft_vocab_costs(EngineOptions& options, int64_t draft_vocab, int64_t vocab) {
+  // A head step reads the head's layer (at 2B as many bytes as ~12% of lm_head's rows) and its
+  // lm_head rows: fewer rows, a cheaper draft.
+  if (draft_vocab > 0 && vocab > 0)
+    options.draft_costs.draft_step *= 0.12 + 0.88 * static_cast<double>(draft_vocab) / static_cast<double>(vocab);
 }
 
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option) {
@@ -110,6 +149,9 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
                 human_bytes(options.prefix_cache_disk), ")");
   }
   log::info("engine: max_model_len ", l.max_model_len, " (", l.max_model_len_source, ")");
+  if (options.speculative_tokens > 0)
+    log::info("engine: speculative decoding: up to ", options.speculative_tokens,
+              " drafts per step from the checkpoint's MTP head (its KV is one more layer of every KV block)");
 }
 
 }  // namespace ds::app

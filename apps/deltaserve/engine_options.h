@@ -1,11 +1,13 @@
 // Command-line options of every command that runs the engine (generate, bench --concurrency,
-// serve): cache memory and KV dtype, prefix cache, batch limits, context limit, queue bound.
+// serve): cache memory and KV dtype, prefix cache, batch limits, context limit, queue bound,
+// speculative decoding.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/mtp_drafter.h"
 #include "model/kv_cache_dtype.h"
 #include "tokenizer/tokenizer.h"
 #include "util/status.h"
@@ -19,10 +21,18 @@ struct EngineCliOptions {
   std::string prefix_cache_dir;
   std::string prefix_cache_disk = "8GiB";
   bool no_prefix_cache = false;
+  int64_t draft_vocab = 0;  // --draft-vocab: the MTP head drafts among tokens [0, N); 0: all
   EngineOptions engine;
 };
 
 void add_engine_options(CLI::App* command, EngineCliOptions& options);
+// The checkpoint's MTP head as options.drafter when --speculative-tokens K > 0 (the step model made
+// with it); null when K is 0. An error naming the flag when the checkpoint has no head. The drafter
+// must outlive the engine.
+// --draft-vocab N restricts the head's drafts to tokens [0, N) and lowers the draft cost adaptive k assumes.
+Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model, int64_t draft_vocab);
+// The draft cost adaptive k assumes, for a head restricted to `draft_vocab` of `vocab` tokens (an estimate).
+void use_draft_vocab_costs(EngineOptions& options, int64_t draft_vocab, int64_t vocab);
 // Parses "4GiB", "512MiB", "1.5G", "1000000" (bytes) into bytes.
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
 // The engine options with the byte sizes parsed; --prefix-cache-dir created and checked writable

@@ -1,4 +1,4 @@
-// `deltaserve generate --model DIR (--tokens IDS | --prompt TEXT [--chat]) [sampling] [engine]`:
+// `deltaserve generate --model DIR (--tokens IDS | --prompt TEXT [--chat]) [--image FILE]... [sampling] [engine]`:
 // one request through the engine (the same path the server takes), its text streamed as it comes.
 #include <chrono>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "engine/qwen35_step_model.h"
 #include "engine_options.h"
+#include "image_prompt.h"
 #include "model_identity.h"
 #include "io/generation_config.h"
 #include "model/model_loader.h"
@@ -19,12 +20,14 @@
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "util/log.h"
+#include "vision_options.h"
 
 namespace ds::app {
 namespace {
 
 struct GenerateOptions {
   std::string model_dir, tokens, prompt, stop_ids;
+  std::vector<std::string> images;  // --image FILE, in prompt order
   RunOptions run;
   EngineCliOptions engine;
   SamplingParams sampling;
@@ -41,7 +44,14 @@ Result<std::vector<int32_t>> prompt_ids(const GenerateOptions& options, const st
     auto special = load_special_tokens(options.model_dir);
     if (!source.ok() || !special.ok()) return (source.ok() ? special.status() : source.status()).with_context("--chat");
     ChatRequest request;
-    request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", options.prompt}}});
+    nlohmann::ordered_json content = options.prompt;
+    if (!options.images.empty()) {  // the images first, then the text: one image pad each, expanded later
+      content = nlohmann::ordered_json::array();
+      for (const std::string& image : options.images)
+        content.push_back({{"type", "image_url"}, {"image_url", {{"url", "file://" + image}}}});
+      content.push_back({{"type", "text"}, {"text", options.prompt}});
+    }
+    request.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", content}}});
     auto rendered = apply_chat_template(*source, *special, request);
     if (!rendered.ok()) return rendered.status().with_context("--chat");
     text = std::move(*rendered);
@@ -91,14 +101,32 @@ int run_generate(GenerateOptions options) {
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return report_error(identified);
-  Qwen35StepModel step_model(*loaded->model, *kv_dtype);
+  Qwen35StepModel step_model(*loaded->model, *kv_dtype, engine_config->speculative_tokens > 0);
+  auto drafter = speculative_drafter(*engine_config, step_model, options.engine.draft_vocab);  // outlives the engine
+  if (!drafter.ok()) return report_error(drafter.status());
+  std::unique_ptr<VisionModel> vision;
+  std::vector<PromptImage> images;
+  if (!options.images.empty()) {
+    std::string refusal;
+    vision = load_vision_if_present(*loaded, options.model_dir, thread_count(options.run), refusal);
+    if (!vision) return report_error(Status::errorf("--image: this model takes text only (", refusal, ")"));
+    for (const std::string& path : options.images) {
+      auto image = load_image_file(path, *vision);
+      if (!image.ok()) return report_error(image.status());
+      images.push_back(std::move(*image));
+    }
+    auto expanded = expand_image_pads(*prompt, vision->image_token_id, images, vision->merge_size());
+    if (!expanded.ok()) return report_error(expanded.status().with_context("--image"));
+    *prompt = std::move(*expanded);
+    step_model.attach_vision(*vision);
+  }
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return report_error(engine.status());
   log_engine_limits(**engine, *engine_config);
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  auto stream = (*engine)->submit(*prompt, options.sampling);
+  auto stream = (*engine)->submit(*prompt, options.sampling, std::move(images));
   if (!stream.ok()) return report_error(stream.status());
   std::vector<int32_t> generated;
   std::optional<StreamDecoder> text;
@@ -134,6 +162,11 @@ int run_generate(GenerateOptions options) {
   log::info("generate: prompt ", prompt->size(), " tokens in ", ttft, " s (", prompt->size() / std::max(ttft, 1e-9),
             " tok/s); ", generated.size(), " new tokens (finish: ", finish_reason_name(reason), "), decode ",
             static_cast<double>(generated.size() > 1 ? generated.size() - 1 : 0) / std::max(decode_s, 1e-9), " tok/s");
+  if (engine_config->speculative_tokens > 0) {
+    const EngineCounters c = (*engine)->counters();
+    log::info("generate: speculative decoding: ", c.spec_drafts, " verify rounds, ", c.spec_accepted_tokens, " of ",
+              c.spec_draft_tokens, " drafts accepted, ", c.steps, " engine steps");
+  }
   return 0;
 }
 
@@ -150,6 +183,11 @@ CommandRunner add_generate_command(CLI::App& app) {
   tokens->excludes(prompt);
   command->add_flag("--chat", options->chat, "Render --prompt as one user message with the checkpoint's chat template (generation prompt added)")
       ->needs(prompt);
+  command->add_option("--image", options->images,
+                      "An image file (PNG, JPEG, WebP, GIF), repeatable, in prompt order. With --chat the images come "
+                      "before the text in the user message; otherwise the prompt holds one <|image_pad|> per image "
+                      "(each expanded to the image's tokens)")
+      ->check(CLI::ExistingFile);
   command->add_option("--max-tokens", s.max_tokens, "New tokens to generate")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();

@@ -2,6 +2,8 @@
 // architecture, layer pattern, sizes, dtypes, parameters and bytes per part, tokenizer and
 // template, and the memory a context needs. Binds every tensor, so it also validates the files.
 #include <cstdio>
+#include <filesystem>
+#include <set>
 #include <string>
 
 #include "model_argument.h"
@@ -36,6 +38,58 @@ std::string dtype_list(const std::map<DType, uint64_t>& counts) {
   std::string text;
   for (const auto& [dtype, count] : counts) text += str_cat(text.empty() ? "" : ", ", dtype_name(dtype), " ×", count);
   return text;
+}
+
+// "BF16 ×103 (63.6 M params, 121.25 MiB), F8_E4M3 ×32 (…)": every tensor of the files by dtype.
+std::string dtype_totals(const Checkpoint& checkpoint) {
+  struct Total {
+    uint64_t tensors = 0, params = 0, bytes = 0;
+  };
+  std::map<DType, Total> totals;
+  for (const auto& [name, view] : checkpoint.tensors()) {
+    Total& total = totals[view.dtype];
+    total.tensors += 1;
+    total.params += view.numel();
+    total.bytes += view.nbytes;
+  }
+  std::string text;
+  for (const auto& [dtype, t] : totals)
+    text += str_cat(text.empty() ? "" : ", ", dtype_name(dtype), " ×", t.tensors, " (", human_count(t.params), " params, ",
+                    human_bytes(t.bytes), ")");
+  return text;
+}
+
+// "block FP8 (e4m3, 128 × 128 blocks, dynamic activation scales): 32 weights F8_E4M3 with BF16 weight_scale_inv
+// (…); modules_to_not_convert: 55 names, informational".
+std::string block_fp8_summary(const Checkpoint& checkpoint, const QuantizationConfig& quantization) {
+  uint64_t weights = 0, scale_bytes = 0;
+  std::set<std::string> scale_dtypes;
+  for (const auto& [name, view] : checkpoint.tensors()) {
+    if (view.dtype == DType::F8_E4M3) ++weights;
+    if (!name.ends_with("_scale_inv")) continue;
+    scale_bytes += view.nbytes;
+    scale_dtypes.insert(std::string(dtype_name(view.dtype)));
+  }
+  std::string dtypes;
+  for (const std::string& dtype : scale_dtypes) dtypes += (dtypes.empty() ? "" : "/") + dtype;
+  return str_cat(describe(quantization), ": ", weights, " weights F8_E4M3 with ", dtypes.empty() ? "no" : dtypes,
+                 " weight_scale_inv (", human_bytes(scale_bytes), "); modules_to_not_convert: ",
+                 quantization.modules_to_not_convert.size(), " names, informational (FP8 is found by dtype and scale)");
+}
+
+// "1 layer (fc [64, 128], gated attention, MLP; embedding and head shared with the model): 15 tensors,
+// 58.4K parameters, 114 KiB".
+std::string mtp_summary(const Qwen35Weights& weights, const BindReport& report, const ModelSummary& summary,
+                        const TextConfig& c) {
+  if (!report.skipped_mtp.empty())
+    return str_cat(report.skipped_mtp.size(), " tensors of the GGUF's nextn layers, skipped (not mapped to the head yet)");
+  const auto part = summary.parts.find(WeightPart::mtp);
+  if (!weights.mtp || part == summary.parts.end())
+    return str_cat("no mtp.* tensors (config: ", c.mtp_num_hidden_layers, " layer(s)): MTP unavailable");
+  const PartSummary& s = part->second;
+  return str_cat(weights.mtp->layers.size(), " layer(s) (fc ", shape_to_string(weights.mtp->fc.shape),
+                 ", gated attention, MLP; embedding and head shared with the model): ", s.tensors, " tensors, ",
+                 human_count(s.params), " parameters, ", human_bytes(s.bytes));
 }
 
 void print_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
@@ -81,18 +135,22 @@ int run_inspect(const InspectOptions& options) {
   for (const std::string& ignored : report.ignored) print_row("ignored", ignored);
   if (m.vision) {
     const VisionConfig& v = *m.vision;
+    const auto part = summary.parts.find(WeightPart::vision);
+    const std::string size = part == summary.parts.end()
+                                 ? std::string("no tensors")
+                                 : str_cat(part->second.tensors, " tensors, ", human_count(part->second.params), " parameters, ",
+                                           human_bytes(part->second.bytes));
+    const bool preprocessor = std::filesystem::exists(std::filesystem::path(options.model_dir) / "preprocessor_config.json");
     print_row("vision", str_cat("depth ", v.depth, ", hidden ", v.hidden_size, ", ", v.num_heads, " heads, patch ",
-                                v.patch_size, ", merge ", v.spatial_merge_size, ", out ", v.out_hidden_size, "; ",
-                                report.skipped_vision.size(), " tensors, skipped (vision is not supported yet)"));
+                                v.patch_size, ", merge ", v.spatial_merge_size, ", out ", v.out_hidden_size, "; ", size,
+                                preprocessor ? "; images served (preprocessor_config.json)"
+                                             : "; no preprocessor_config.json: images refused"));
   } else {
     print_row("vision", report.skipped_vision.empty() ? "none" : str_cat(report.skipped_vision.size(), " tensors without a vision_config, skipped"));
   }
-  print_row("mtp", report.skipped_mtp.empty() ? str_cat("no mtp.* tensors (config: ", c.mtp_num_hidden_layers, " layer(s))")
-                                              : str_cat(report.skipped_mtp.size(), " tensors, skipped (MTP is not supported yet)"));
-  std::map<DType, uint64_t> dtypes;
-  for (const auto& [part, s] : summary.parts)
-    for (const auto& [dtype, count] : s.dtype_tensors) dtypes[dtype] += count;
-  print_row("dtypes", str_cat(dtype_list(dtypes), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
+  print_row("mtp", mtp_summary(*weights, report, summary, c));
+  print_row("dtypes", str_cat(dtype_totals(*checkpoint), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
+  if (m.quantization) print_row("quantization", block_fp8_summary(*checkpoint, *m.quantization));
   const CheckpointFiles& f = *files;
   print_row("tokenizer", str_cat(f.tokenizer_json ? "tokenizer.json" : "no tokenizer.json",
                                  f.tokenizer_config ? ", tokenizer_config.json" : ", no tokenizer_config.json"));

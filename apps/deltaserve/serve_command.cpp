@@ -21,6 +21,8 @@
 #include "model_identity.h"
 #include "io/generation_config.h"
 #include "io/gguf_set.h"
+#include "kv_events/prefix_announcer.h"
+#include "kv_events_options.h"
 #include "model/model_loader.h"
 #include "run_options.h"
 #include "serve_options.h"
@@ -30,6 +32,7 @@
 #include "tokenizer/chat_template.h"
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "vision_options.h"
 
 namespace ds::app {
 namespace {
@@ -46,11 +49,14 @@ std::string default_model_name(const std::string& model) {
 struct ServeOptions {
   std::string model_dir, served_name, template_kwargs = "{}", test_script;
   double log_stats_interval = 10.0;  // seconds; 0: no periodic engine line
+  double shutdown_timeout = 20.0;    // seconds a stop waits for requests in flight
   bool no_ui = false;
   server::HttpOptions http;
   ServeAccessOptions access;
   RunOptions run;
   EngineCliOptions engine;
+  KvEventsOptions kv_events;
+  VisionCliOptions vision;
 };
 
 server::SamplingDefaults sampling_defaults(const GenerationConfig& g) {
@@ -105,6 +111,38 @@ Result<LogitsHook> test_hook(
   });
 }
 
+// SIGINT / SIGTERM: stop admitting (/ready and new API requests answer 503 at once), let the
+// requests in flight finish for up to `timeout` seconds (a second signal cuts the wait short),
+// abort what still runs with its clients told why, then stop the HTTP server.
+void drain_and_stop(server::HttpServer& http, const sigset_t& signals, int signal_number, double timeout) {
+  using Clock = std::chrono::steady_clock;
+  server::Lifecycle& lifecycle = http.lifecycle();
+  lifecycle.drain();
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
+  log::info("serve: signal ", signal_number, ": draining — /ready and new requests answer 503; ", lifecycle.in_flight(),
+            " requests in flight, waiting up to ", timeout, " s for them (--shutdown-timeout)");
+  bool cut_short = false;
+  while (!lifecycle.wait_idle(std::min(deadline, Clock::now() + std::chrono::milliseconds(100))) && Clock::now() < deadline) {
+    const timespec now{0, 0};
+    if (sigtimedwait(&signals, nullptr, &now) > 0) {
+      cut_short = true;
+      break;
+    }
+  }
+  if (const int64_t left = lifecycle.in_flight(); left > 0) {
+    log::warn("serve: ", left, " requests still running ", cut_short ? "at a second signal" : "after --shutdown-timeout",
+              ": aborting them");
+    lifecycle.abort_in_flight(cut_short ? "the server was stopped before this request finished"
+                                        : str_cat("the server shut down before this request finished (--shutdown-timeout ",
+                                                  timeout, " s)"));
+    lifecycle.wait_idle(Clock::now() + std::chrono::seconds(5));  // their clients get the abort
+  } else {
+    log::info("serve: drained in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+  }
+  http.stop();
+}
+
 int run_serve(ServeOptions options) {
   signal(SIGPIPE, SIG_IGN);  // a vanished client is a failed write, not a dead server
   // SIGINT / SIGTERM are taken by one thread (sigwait) that stops the server cleanly.
@@ -127,6 +165,8 @@ int run_serve(ServeOptions options) {
   auto cors = cors_policy(options.access);
   if (!cors.ok()) return report_error(cors.status());
   options.http.cors = *cors;
+  auto media = media_options(options.vision);
+  if (!media.ok()) return report_error(media.status());
   std::string template_override;
   if (!options.access.chat_template.empty()) {
     auto source = chat_template_override(options.access.chat_template);
@@ -134,17 +174,30 @@ int run_serve(ServeOptions options) {
     template_override = *source;
   }
 
-  server::ServerMetrics metrics(options.served_name.empty() ? default_model_name(options.model_dir) : options.served_name);
+  const std::string served_name = options.served_name.empty() ? default_model_name(options.model_dir) : options.served_name;
+  server::ServerMetrics metrics(served_name);
   if (!options.no_ui) options.http.chat_page = chat_page();
+  options.http.version = DELTASERVE_VERSION;
   server::HttpServer http(options.http, metrics);
   if (Status bound = http.bind(); !bound.ok()) return report_error(bound);
+  // KV events: the sockets are opened before the model loads, so a busy endpoint fails at once.
+  auto events_config = kv_events_config(options.kv_events, default_kv_events_topic(options.http.host, http.port(), served_name));
+  if (!events_config.ok()) return report_error(events_config.status());
+  std::unique_ptr<kv_events::ZmqEventPublisher> publisher;
+  if (*events_config) {
+    auto opened = kv_events::ZmqEventPublisher::open(**events_config);
+    if (!opened.ok()) return report_error(opened.status());
+    publisher = std::move(*opened);
+    log::info("serve: KV events on ", publisher->config().endpoint, " topic \"", publisher->config().topic, "\"",
+              publisher->config().replay_endpoint.empty() ? "" : str_cat(", replay on ", publisher->config().replay_endpoint));
+  }
   std::thread listener([&] { http.serve(); });
   std::atomic<bool> failed{false};
   std::thread stopper([&] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    if (!failed) log::info("serve: signal ", signal_number, ", stopping");
-    http.stop();
+    if (failed) return http.stop();
+    drain_and_stop(http, signals, signal_number, options.shutdown_timeout);
   });
   auto fail = [&](const Status& status) {  // start-up failed: stop the listener, report
     failed = true;
@@ -154,7 +207,7 @@ int run_serve(ServeOptions options) {
     return report_error(status);
   };
   if (options.http.api_keys.enabled())
-    log::info("serve: API keys on (", options.http.api_keys.count(), " accepted); /health, /ready and /metrics stay open");
+    log::info("serve: API keys on (", options.http.api_keys.count(), " accepted); /health, /ready, /version and /metrics stay open");
   if (options.http.cors.enabled()) log::info("serve: CORS on for ", options.http.cors.origins.size(), " allowed origin(s)");
   if (!template_override.empty()) log::info("serve: chat template from --chat-template");
   log::info("serve: listening on http://", options.http.host, ":", http.port(), " (loading the model; /ready answers 503 until done)");
@@ -195,7 +248,18 @@ int run_serve(ServeOptions options) {
   if (!kv_dtype.ok()) return fail(kv_dtype.status());
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return fail(identified);
-  Qwen35StepModel step_model(*loaded->model, *kv_dtype);
+  Qwen35StepModel step_model(*loaded->model, *kv_dtype, engine_config->speculative_tokens > 0);
+  auto drafter = speculative_drafter(*engine_config, step_model, options.engine.draft_vocab);  // outlives the engine
+  if (!drafter.ok()) return fail(drafter.status());
+  const std::unique_ptr<VisionModel> vision = load_vision_if_present(*loaded, options.model_dir, thread_count(options.run), model.vision_refusal);
+  if (vision) step_model.attach_vision(*vision);
+  model.vision = vision.get();
+  model.media = *media;
+  std::unique_ptr<kv_events::PrefixAnnouncer> announcer;  // outlives the engine, which tells it what the cache can resume
+  if (publisher) {
+    announcer = std::make_unique<kv_events::PrefixAnnouncer>(*publisher, step_model.cache_geometry().block_size);
+    engine_config->prefix_observer = announcer.get();
+  }
   auto engine = Engine::start(step_model, *engine_config);
   if (!engine.ok()) return fail(engine.status());
   log_engine_limits(**engine, *engine_config);
@@ -218,6 +282,10 @@ int run_serve(ServeOptions options) {
   listener.join();
   http.set_service(nullptr, nullptr);
   stopper.join();
+  if (!engine_config->prefix_cache_dir.empty()) log::info("serve: writing the prefix cache to ", engine_config->prefix_cache_dir);
+  activity.reset();
+  engine->reset();  // ends the engine thread and writes the prefix cache (--prefix-cache-dir)
+  log::info("serve: stopped");
   return 0;
 }
 
@@ -235,16 +303,22 @@ CommandRunner add_serve_command(CLI::App& app) {
   command->add_option("--default-template-kwargs", options->template_kwargs,
                       "Chat-template kwargs for every request, as JSON (e.g. '{\"enable_thinking\": false}'); requests override them")
       ->capture_default_str();
-  command->add_option("--http-threads", options->http.threads, "Connections served at once (each streaming client holds one)")
+  command->add_option("--http-threads", options->http.threads, "HTTP threads kept for connections (each streaming client holds one)")
       ->check(CLI::Range(4, 4096))
       ->capture_default_str();
   command->add_option("--http-queue", options->http.max_waiting,
-                      "Connections that may wait for an HTTP thread; beyond them a connection is answered 503 with Retry-After")
-      ->check(CLI::Range(0, 1 << 20))
+                      "Threads started on demand for connections beyond --http-threads (a connection never waits behind a "
+                      "stream); beyond both a connection is answered 503 with Retry-After")
+      ->check(CLI::Range(0, 16384))
       ->capture_default_str();
   command->add_option("--log-stats-interval", options->log_stats_interval,
                       "Seconds between the engine lines logged while requests run (throughput, running / waiting, KV "
                       "and snapshot use, prefix-cache hit rate); 0: none. Each finished request is logged too (-q: neither)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  command->add_option("--shutdown-timeout", options->shutdown_timeout,
+                      "Seconds a stop (SIGTERM, SIGINT) lets requests in flight finish; /ready and new requests answer 503 "
+                      "from the signal on, and what still runs after this is aborted, its clients told why")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   command->add_flag("--no-ui", options->no_ui, "Do not serve the chat page at / (the API routes stay)");
@@ -252,6 +326,8 @@ CommandRunner add_serve_command(CLI::App& app) {
   add_serve_access_options(command, options->access);
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);
+  add_kv_events_options(command, options->kv_events);
+  add_vision_options(command, options->vision);
   return [options] { return run_serve(*options); };
 }
 

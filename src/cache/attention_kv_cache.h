@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -47,15 +46,13 @@ class AttentionKvCache {
                      int64_t first, int64_t positions, KeyFamily family);
   void release(std::vector<int32_t>& table);
 
-  // Persistence (PrefixStore): the tokens a cached block was keyed with; evictions reported to
-  // `observer(block, key)` while the block still holds its content; a reloaded block made cached
-  // and unreferenced (most recently used), false when no free block is left that caches nothing.
+  // Persistence (PrefixStore): the tokens a cached block was keyed with; a reloaded block made
+  // cached and unreferenced (most recently used), false when no free block is left that caches
+  // nothing. Keys and evictions are told to the pool's listener (HybridCache::add_listener).
   std::span<const int32_t> block_tokens(int32_t block) const {
     return {block_tokens_.get() + block * block_size(), static_cast<size_t>(block_size())};
   }
-  void set_eviction_observer(std::function<void(int32_t, uint64_t)> observer) {
-    pool_.set_eviction_observer(std::move(observer));
-  }
+  void set_listener(PrefixCacheListener* listener) { pool_.set_listener(listener); }
   bool adopt_block(uint64_t key, std::span<const int32_t> tokens, const std::byte* kv, Backend& backend);
 
  private:

@@ -47,7 +47,7 @@ std::optional<int32_t> BlockPool::allocate() {
   unlink(b);
   auto& key = key_[static_cast<size_t>(b)];
   if (key) {
-    if (on_evict_) on_evict_(b, *key);
+    if (listener_) listener_->block_evicted(b, *key);
     by_key_.erase(*key);
     key.reset();
     ++evictions_;
@@ -85,6 +85,7 @@ bool BlockPool::set_key(int32_t b, uint64_t key) {
   if (key_[static_cast<size_t>(b)] || by_key_.count(key) != 0) return false;
   key_[static_cast<size_t>(b)] = key;
   by_key_.emplace(key, b);
+  if (listener_) listener_->block_keyed(b, key);
   return true;
 }
 

@@ -9,11 +9,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "cache/prefix_cache_listener.h"
 
 namespace ds {
 
@@ -43,9 +44,9 @@ class BlockPool {
   // already holds the key: the duplicate stays private and is reused as soon as it is released.
   bool set_key(int32_t block, uint64_t key);
 
-  // Persistence (PrefixStore): `observer(block, key)` runs when allocate() evicts a cached block,
-  // before its key is dropped and while its storage still holds the content.
-  void set_eviction_observer(std::function<void(int32_t, uint64_t)> observer) { on_evict_ = std::move(observer); }
+  // Told when set_key() keys a block and when allocate() evicts a cached block (before its key is
+  // dropped, while its storage still holds the content); null: nobody.
+  void set_listener(PrefixCacheListener* listener) { listener_ = listener; }
   // Every cached block with its key: unreferenced ones least recently used first, then referenced.
   std::vector<std::pair<int32_t, uint64_t>> cached_blocks_by_age() const;
 
@@ -64,7 +65,7 @@ class BlockPool {
   int32_t head_ = kNone, tail_ = kNone;
   int64_t free_count_ = 0;
   int64_t evictions_ = 0;
-  std::function<void(int32_t, uint64_t)> on_evict_;
+  PrefixCacheListener* listener_ = nullptr;
 };
 
 }  // namespace ds

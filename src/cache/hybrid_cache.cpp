@@ -72,11 +72,13 @@ HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, 
       deltanet_(capacity.num_slots, capacity.num_snapshots, g.deltanet_layers, g.conv_channels, g.conv_history,
                 g.num_v_heads, g.k_dim, g.v_dim) {
   DS_CHECK(kSnapshotGrid % g.block_size == 0, "KV block size ", g.block_size, " must divide ", kSnapshotGrid);
+  attention_.set_listener(&listeners_);
+  deltanet_.snapshots().set_listener(&listeners_);
 }
 
-std::vector<uint64_t> HybridCache::prefix_keys(std::span<const int32_t> prompt) const {
+std::vector<uint64_t> HybridCache::prefix_keys(std::span<const int32_t> prompt, std::span<const KeyedContent> contents) const {
   if (!prefix_caching()) return {};
-  return ds::prefix_keys(prompt, geometry_.identity());
+  return ds::prefix_keys(prompt, geometry_.identity(), contents);
 }
 
 std::vector<int64_t> HybridCache::snapshot_positions(std::span<const int32_t> prompt) const {

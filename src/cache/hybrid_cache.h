@@ -13,11 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "cache/attention_kv_cache.h"
 #include "cache/deltanet_state_cache.h"
+#include "cache/prefix_cache_listener.h"
+#include "cache/prefix_key.h"
 #include "cache/snapshot_policy.h"
 #include "io/model_config.h"
 #include "util/status.h"
@@ -93,6 +96,8 @@ class HybridCache {
  public:
   // `backend` copies state and KV between the caches and snapshots (Backend::copy).
   HybridCache(const CacheGeometry& geometry, const CacheCapacity& capacity, Backend& backend, SnapshotPolicy policy = {});
+  HybridCache(const HybridCache&) = delete;  // its pools point at its listeners
+  HybridCache& operator=(const HybridCache&) = delete;
 
   const CacheGeometry& geometry() const { return geometry_; }
   KvBlockPool& kv() { return attention_.storage(); }
@@ -109,7 +114,8 @@ class HybridCache {
 
   // Prefix cache.
   bool prefix_caching() const { return deltanet_.snapshots().capacity() > 0; }
-  std::vector<uint64_t> prefix_keys(std::span<const int32_t> prompt) const;  // [prompt.size() + 1]
+  // [prompt.size() + 1]; `contents`: the prompt's images, whose hashes enter the keys (prefix_key.h).
+  std::vector<uint64_t> prefix_keys(std::span<const int32_t> prompt, std::span<const KeyedContent> contents = {}) const;
   std::vector<int64_t> snapshot_positions(std::span<const int32_t> prompt) const;
   // The longest cached prefix of `prompt` ending at or before `limit` (none when caching is off):
   // the longest exact hit, unless a decoded snapshot reaches further.
@@ -145,7 +151,29 @@ class HybridCache {
   DeltaNetStateCache& deltanet() { return deltanet_; }
   Backend& backend() { return backend_; }
 
+  // Listeners of the prefix cache (the prefix store's spill, the index of resumable prefixes),
+  // told of every keyed and evicted block and stored and evicted snapshot, in the order added. The
+  // cache owns them.
+  void add_listener(std::unique_ptr<PrefixCacheListener> listener) { listeners_.all.push_back(std::move(listener)); }
+
  private:
+  // Fans each change out to every listener.
+  struct Listeners : PrefixCacheListener {
+    std::vector<std::unique_ptr<PrefixCacheListener>> all;
+    void block_keyed(int32_t block, uint64_t key) override {
+      for (auto& l : all) l->block_keyed(block, key);
+    }
+    void block_evicted(int32_t block, uint64_t key) override {
+      for (auto& l : all) l->block_evicted(block, key);
+    }
+    void snapshot_stored(int32_t entry) override {
+      for (auto& l : all) l->snapshot_stored(entry);
+    }
+    void snapshot_evicted(int32_t entry) override {
+      for (auto& l : all) l->snapshot_evicted(entry);
+    }
+  };
+
   // Snapshots the sequence's state after prefix (and the filled part of its last block when the
   // prefix ends inside one), under `key`.
   void take_snapshot(const SequenceCache& sequence, uint64_t key, std::span<const int32_t> prefix);
@@ -156,6 +184,7 @@ class HybridCache {
   int64_t num_slots_;
   AttentionKvCache attention_;
   DeltaNetStateCache deltanet_;
+  Listeners listeners_;
 };
 
 }  // namespace ds

@@ -46,18 +46,31 @@ PrefixStore::Reloaded reload_prefix_cache(HybridCache& cache, PrefixStore& store
       });
 }
 
-void spill_evictions(HybridCache& cache, PrefixStore& store) {
-  cache.attention().set_eviction_observer(
-      [&cache, &store, record = std::make_shared<KvBlockRecord>()](int32_t block, uint64_t key) {
-        fill_block_record(cache, block, key, *record);
-        store.put(*record);
-      });
-  SnapshotPool& snapshots = cache.deltanet().snapshots();
-  snapshots.set_eviction_observer([&snapshots, &store, record = std::make_shared<SnapshotRecord>()](int32_t entry) {
-    fill_snapshot_record(snapshots, entry, *record);
-    store.put(*record);
-  });
-}
+namespace {
+
+// Writes each evicted block and snapshot to the store while it still holds its content.
+class Spill : public PrefixCacheListener {
+ public:
+  Spill(HybridCache& cache, PrefixStore& store) : cache_(cache), store_(store) {}
+  void block_evicted(int32_t block, uint64_t key) override {
+    fill_block_record(cache_, block, key, block_);
+    store_.put(block_);
+  }
+  void snapshot_evicted(int32_t entry) override {
+    fill_snapshot_record(cache_.deltanet().snapshots(), entry, snapshot_);
+    store_.put(snapshot_);
+  }
+
+ private:
+  HybridCache& cache_;
+  PrefixStore& store_;
+  KvBlockRecord block_;  // reused: their vectors keep their pages mapped between spills
+  SnapshotRecord snapshot_;
+};
+
+}  // namespace
+
+void spill_evictions(HybridCache& cache, PrefixStore& store) { cache.add_listener(std::make_unique<Spill>(cache, store)); }
 
 void flush_prefix_cache(HybridCache& cache, PrefixStore& store) {
   const SnapshotPool& snapshots = cache.deltanet().snapshots();
@@ -71,6 +84,32 @@ void flush_prefix_cache(HybridCache& cache, PrefixStore& store) {
     fill_block_record(cache, block, key, block_record);
     store.put(block_record);
   }
+}
+
+}  // namespace ds
+
+namespace ds {
+
+void PendingWrites::write_one() {
+  const Taken taken = queue_.front();
+  queue_.pop_front();
+  if (taken.snapshot) {
+    // Evicted since: the spill wrote it then.
+    if (!cache_.snapshots().holds(taken.id, taken.key)) return;
+    fill_snapshot_record(cache_.snapshots(), taken.id, snapshot_);
+    store_.put(snapshot_);
+  } else {
+    if (cache_.attention().pool().find(taken.key) != taken.id) return;
+    fill_block_record(cache_, taken.id, taken.key, block_);
+    store_.put(block_);
+  }
+}
+
+PendingWrites& remember_writes(HybridCache& cache, PrefixStore& store) {
+  auto pending = std::make_unique<PendingWrites>(cache, store);
+  PendingWrites& out = *pending;
+  cache.add_listener(std::move(pending));
+  return out;
 }
 
 }  // namespace ds

@@ -22,6 +22,7 @@ class KvBlockPool {
 
   int64_t block_size() const { return block_size_; }
   int64_t num_blocks() const { return num_blocks_; }
+  int64_t num_layers() const { return num_layers_; }
   KvDtype dtype() const { return dtype_; }
   // View of full-attention layer `layer` (0-based among full-attention layers).
   KvLayerView layer(int64_t layer);

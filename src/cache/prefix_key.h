@@ -30,11 +30,31 @@ inline uint64_t family_key(uint64_t key, KeyFamily family) {
   return splitmix64(state);
 }
 
-// keys[p] = key of tokens[0, p) for p = 0 .. tokens.size() (keys[0] = salt).
-inline std::vector<uint64_t> prefix_keys(std::span<const int32_t> tokens, uint64_t salt) {
+// Tokens that stand for more than their ids: an image's run of pad tokens starting at `at`, whose
+// content (`hash`) enters the chain there, so the same ids with another image give other keys.
+struct KeyedContent {
+  int64_t at = 0;
+  uint64_t hash = 0;
+};
+
+inline uint64_t mix_content_key(uint64_t key, uint64_t content_hash) {
+  uint64_t state = key ^ (content_hash * 0x9fb21c651e98df25ull) ^ 0x696d'6167'6521'0000ull;  // "image!"
+  return splitmix64(state);
+}
+
+// keys[p] = key of tokens[0, p) for p = 0 .. tokens.size() (keys[0] = salt); `contents` (ascending
+// `at`) are mixed in before the token at their position.
+inline std::vector<uint64_t> prefix_keys(std::span<const int32_t> tokens, uint64_t salt,
+                                         std::span<const KeyedContent> contents = {}) {
   std::vector<uint64_t> keys(tokens.size() + 1);
   keys[0] = salt;
-  for (size_t i = 0; i < tokens.size(); ++i) keys[i + 1] = extend_prefix_key(keys[i], tokens[i]);
+  size_t next = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    uint64_t key = keys[i];
+    for (; next < contents.size() && contents[next].at == static_cast<int64_t>(i); ++next)
+      key = mix_content_key(key, contents[next].hash);
+    keys[i + 1] = extend_prefix_key(key, tokens[i]);
+  }
   return keys;
 }
 

@@ -166,6 +166,10 @@ void PrefixStore::put(const KvBlockRecord& record) {
 }
 
 void PrefixStore::put(const SnapshotRecord& record) {
+  // A snapshot whose key holds image content (prefix_key.h, KeyedContent) is not the key of its
+  // tokens, so a reload could not check it (and would delete it): it stays in memory only.
+  const KeyFamily family = record.exact ? KeyFamily::exact : KeyFamily::decoded;
+  if (family_key(prefix_keys(record.prefix, geometry_.identity()).back(), family) != record.key) return;
   const std::string name = file_name(RecordKind::snapshot, record.key);
   if (const auto it = files_.find(name); it != files_.end() && it->second.trusted) return touch(name);
   encode_record(identity_, record, file_);

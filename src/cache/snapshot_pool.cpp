@@ -33,7 +33,7 @@ SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t
   Entry& victim = entry_to_overwrite();
   const auto entry = static_cast<int32_t>(&victim - entries_.data());
   if (victim.last_used != 0) {
-    if (on_evict_) on_evict_(entry);
+    if (listener_) listener_->snapshot_evicted(entry);
     by_key_.erase(victim.key);
     ++evictions_;
     if (!victim.exact) --decoded_;
@@ -54,6 +54,7 @@ SnapshotPool::Storage SnapshotPool::insert(uint64_t key, std::span<const int32_t
   victim.prefix.assign(prefix.begin(), prefix.end());
   victim.tail.resize(static_cast<size_t>(tail_bytes));
   tail_bytes_ += tail_bytes;
+  if (listener_) listener_->snapshot_stored(entry);
   return {states_.get() + static_cast<int64_t>(entry) * floats_, victim.tail};
 }
 

@@ -11,12 +11,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "cache/prefix_cache_listener.h"
 
 namespace ds {
 
@@ -48,11 +49,18 @@ class SnapshotPool {
   std::span<const std::byte> tail(int32_t entry) const { return entries_[static_cast<size_t>(entry)].tail; }
   bool exact(int32_t entry) const { return entries_[static_cast<size_t>(entry)].exact; }
 
-  // Persistence (PrefixStore): `observer(entry)` runs when insert() evicts a snapshot, before it
-  // is overwritten; every snapshot held, least recently used first; an entry's key, prefix, state.
-  void set_eviction_observer(std::function<void(int32_t)> observer) { on_evict_ = std::move(observer); }
+  // Told when insert() stores a new snapshot and when it evicts one (before the entry is
+  // overwritten); null: nobody.
+  void set_listener(PrefixCacheListener* listener) { listener_ = listener; }
+  // Persistence (PrefixStore): every snapshot held, least recently used first; an entry's key,
+  // prefix, state.
   std::vector<int32_t> entries_by_age() const;
   uint64_t key(int32_t entry) const { return entries_[static_cast<size_t>(entry)].key; }
+  // Whether `entry` still holds the snapshot of `key` (not evicted since).
+  bool holds(int32_t entry, uint64_t key) const {
+    const Entry& e = entries_[static_cast<size_t>(entry)];
+    return e.last_used != 0 && e.key == key;
+  }
   std::span<const int32_t> prefix(int32_t entry) const { return entries_[static_cast<size_t>(entry)].prefix; }
   const float* state(int32_t entry) const { return states_.get() + static_cast<int64_t>(entry) * floats_; }
 
@@ -78,7 +86,7 @@ class SnapshotPool {
   int64_t evictions_ = 0;
   int64_t decoded_ = 0;
   uint64_t tail_bytes_ = 0;  // Σ tail.size() over the entries
-  std::function<void(int32_t)> on_evict_;
+  PrefixCacheListener* listener_ = nullptr;
 };
 
 }  // namespace ds

@@ -3,6 +3,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "cache/hybrid_cache_store.h"
 #include "util/check.h"
@@ -14,6 +15,15 @@ namespace ds {
 Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOptions& options) {
   DS_TRY(validate_limits(options.limits));
   if (options.max_queue < 1) return Status::errorf("--max-queue must be at least 1, found ", options.max_queue);
+  if (options.speculative_tokens < 0 || options.speculative_tokens > kMaxSpeculativeTokens)
+    return Status::errorf("--speculative-tokens must be 0 .. ", kMaxSpeculativeTokens, ", found ", options.speculative_tokens);
+  if (options.speculative_tokens > 0) {
+    if (options.drafter == nullptr) return Status::internal("speculative decoding needs a drafter, found none");
+    for (double cost : {options.draft_costs.verify_row, options.draft_costs.draft_step})
+      if (!(cost >= 0 && cost < 1e3)) return Status::errorf("draft costs must be finite and non-negative, found ", cost);
+    DeltaNetRecord probe;
+    DS_TRY(model.reserve_record(probe, 1));
+  }
   EngineLimits limits;
   DS_ASSIGN_OR_RETURN(limits.capacity, size_cache(model.cache_geometry(), options.cache_memory, options.limits.max_seqs,
                                                    options.prefix_cache_memory));
@@ -59,14 +69,16 @@ Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimit
       store_(std::move(store)),
       cache_(model.cache_geometry(), limits.capacity, model.backend(), options.snapshots),
       scheduler_(options.limits),
-      logits_(static_cast<size_t>(options.limits.max_seqs * model.vocab_size())),
+      logits_(static_cast<size_t>(options.limits.max_seqs * (1 + options.speculative_tokens) * model.vocab_size())),
       seeds_(options.seed) {
+  if (options.prefix_observer && cache_.prefix_caching()) announce_resumable_prefixes(cache_, *options.prefix_observer);
   if (store_) {
     const PrefixStore::Reloaded reloaded = reload_prefix_cache(cache_, *store_);
     log::info("prefix cache: reloaded ", reloaded.snapshots, " snapshots and ", reloaded.blocks, " KV blocks (",
               human_bytes(reloaded.bytes), ") from ", store_->dir().string(), "; skipped ", reloaded.skipped.size(),
               " files");
     spill_evictions(cache_, *store_);
+    pending_writes_ = &remember_writes(cache_, *store_);
     publish_counters();
   }
   thread_ = std::thread([this] { loop(); });
@@ -83,7 +95,8 @@ Engine::~Engine() {
   if (store_) flush_prefix_cache(cache_, *store_);
 }
 
-Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> prompt, const SamplingParams& params) {
+Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> prompt, const SamplingParams& params,
+                                                      std::vector<PromptImage> images) {
   DS_TRY(validate_sampling(params));
   if (prompt.empty()) return Status::error("prompt: expected at least one token, found none");
   const int64_t vocab = model_.vocab_size();
@@ -94,6 +107,15 @@ Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> promp
   if (total > limits_.max_model_len)
     return Status::errorf("prompt of ", prompt.size(), " tokens + max_tokens ", params.max_tokens, " = ", total,
                           " exceeds the context limit of ", limits_.max_model_len, " tokens (max_model_len)");
+  // Images: laid out here (positions, runs); the tower runs on the engine thread when a chunk reaches them.
+  RequestImages planned;
+  const std::optional<ImageTokenSpec> vision = model_.image_tokens();
+  if (!vision && !images.empty())
+    return Status::errorf("images: this model takes text only (no vision tower is loaded), found ",
+                          images.size(), " image(s)");
+  if (vision) {
+    DS_ASSIGN_OR_RETURN(planned, plan_request_images(prompt, std::move(images), vision->image_token_id, vision->merge_size));
+  }
   std::shared_ptr<RequestStream> stream;
   {
     std::lock_guard lock(inbox_mutex_);
@@ -105,6 +127,7 @@ Result<std::shared_ptr<RequestStream>> Engine::submit(std::vector<int32_t> promp
     const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
     stream = std::make_shared<RequestStream>(id, prompt_tokens);
     inbox_.push_back(std::make_unique<Request>(id, std::move(prompt), params, seeds_.next(), stream));
+    inbox_.back()->images = std::move(planned);
   }
   wake_.notify_all();
   return stream;
@@ -131,6 +154,12 @@ EngineCounters Engine::counters() const {
   c.snapshot_capacity = limits_.capacity.num_snapshots;
   c.snapshot_evictions = gauges_.snapshot_evictions.load();
   c.snapshot_bytes = gauges_.snapshot_bytes.load();
+  c.spec_drafts = gauges_.spec_drafts.load();
+  c.spec_draft_tokens = gauges_.spec_draft_tokens.load();
+  c.spec_accepted_tokens = gauges_.spec_accepted_tokens.load();
+  c.speculative_tokens = options_.speculative_tokens;
+  for (size_t j = 0; j < c.spec_accepted_per_position.size(); ++j)
+    c.spec_accepted_per_position[j] = gauges_.spec_accepted_per_position[j].load();
   return c;
 }
 
@@ -139,7 +168,15 @@ void Engine::loop() {
     std::vector<std::unique_ptr<Request>> arrived;
     {
       std::unique_lock lock(inbox_mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !scheduler_.idle(); });
+      auto has_work = [&] { return stopping_ || !inbox_.empty() || !scheduler_.idle(); };
+      // Idle: write what the cache took since, a record at a time, so a killed process leaves it on
+      // disk (a request that arrives meanwhile waits for one record's write at most).
+      while (!has_work() && pending_writes_ && !pending_writes_->empty()) {
+        lock.unlock();
+        pending_writes_->write_one();
+        lock.lock();
+      }
+      wake_.wait(lock, has_work);
       if (stopping_) {
         for (auto& r : inbox_) r->stream->finish(FinishReason::error, std::nullopt, "engine stopped");
         inbox_.clear();
@@ -151,7 +188,7 @@ void Engine::loop() {
     }
     for (auto& r : arrived) {
       // Computed once per request, on this thread: the prompt's keys and snapshot boundaries.
-      r->prefix_keys = cache_.prefix_keys(r->prompt());
+      r->prefix_keys = cache_.prefix_keys(r->prompt(), r->images.keyed_contents());
       r->snapshot_positions = cache_.snapshot_positions(r->prompt());
       scheduler_.add(r.get());
       requests_.push_back(std::move(r));
@@ -180,8 +217,56 @@ bool Engine::is_stop_token(const Request& r, int32_t token) const {
          std::find(options_.eos_token_ids.begin(), options_.eos_token_ids.end(), token) != options_.eos_token_ids.end();
 }
 
+std::optional<FinishReason> Engine::ends_after(const Request& r, int32_t token) const {
+  if (is_stop_token(r, token)) return FinishReason::stop;
+  if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) return FinishReason::length;
+  return std::nullopt;
+}
+
+void Engine::plan_drafts() {
+  if (options_.speculative_tokens == 0) return;
+  for (Request* r : scheduler_.running()) {
+    // No drafts past max_tokens (a round emits up to k + 1 tokens) or past the context limit (the
+    // verify feeds positions total − 1 .. total − 1 + k).
+    const int64_t k = options_.adaptive_drafts ? r->next_drafts : options_.speculative_tokens;
+    r->wanted_drafts = r->prefilling() ? 0
+                                       : std::max<int64_t>(0, std::min({k,
+                                                                        r->params.max_tokens - r->generated() - 1,
+                                                                        limits_.max_model_len - r->total()}));
+  }
+}
+
+bool Engine::draft(StepPlan& plan) {
+  if (options_.speculative_tokens == 0) return true;
+  std::vector<DraftRequest> asks;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Request& r = *chunk.request;
+    r.drafts.clear();
+    if (chunk.kind != StepKind::decode || chunk.num_tokens == 1) continue;
+    asks.push_back(DraftRequest{r.id, r.tokens, chunk.num_tokens - 1, r.cache.blocks, &r.drafts});
+  }
+  if (asks.empty()) return true;
+  if (const Status status = options_.drafter->propose(asks, cache_); !status.ok()) {
+    log::error("engine: drafting failed: ", status.message());
+    for (const ScheduledChunk& chunk : plan.chunks) finish(*chunk.request, FinishReason::error, std::nullopt, status.message());
+    return false;
+  }
+  const int64_t vocab = model_.vocab_size();
+  for (ScheduledChunk& chunk : plan.chunks) {
+    if (chunk.kind != StepKind::decode || chunk.num_tokens == 1) continue;
+    std::vector<int32_t>& drafts = chunk.request->drafts;
+    if (static_cast<int64_t>(drafts.size()) > chunk.num_tokens - 1) drafts.resize(static_cast<size_t>(chunk.num_tokens - 1));
+    // A token outside the vocabulary ends the drafts (a drafter's bug must not reach the model).
+    const auto bad = std::find_if(drafts.begin(), drafts.end(), [&](int32_t t) { return t < 0 || t >= vocab; });
+    drafts.erase(bad, drafts.end());
+    chunk.num_tokens = 1 + static_cast<int64_t>(drafts.size());  // fewer drafts: a shorter verify
+  }
+  return true;
+}
+
 void Engine::step() {
   if (scheduler_.idle()) return;
+  plan_drafts();
   StepPlan plan = scheduler_.schedule(cache_);
   for (Request* r : plan.preempted) preempted(*r);  // before the plan releases their caches
   cache_.apply(plan.cache);
@@ -194,14 +279,56 @@ void Engine::step() {
       finish(*scheduler_.waiting().front(), FinishReason::error, std::nullopt, "request cannot fit in the cache");
     return;
   }
+  // The tower, for the images this step's prefill chunks reach; a request whose image fails ends here.
+  std::vector<std::pair<Request*, Status>> failed;
+  std::erase_if(plan.chunks, [&](const ScheduledChunk& chunk) {
+    Request& r = *chunk.request;
+    if (r.images.empty() || chunk.kind == StepKind::decode) return false;
+    Status encoded = encode_images(r, r.num_computed, chunk.num_tokens);
+    if (encoded.ok()) return false;
+    failed.emplace_back(&r, std::move(encoded));
+    return true;
+  });
+  for (auto& [r, status] : failed) {
+    log::error("engine: request ", r->id, ": the vision tower failed: ", status.message());
+    finish(*r, FinishReason::error, std::nullopt, str_cat("the vision tower failed: ", status.message()));
+  }
+  if (plan.chunks.empty()) return;
+  if (!draft(plan)) return;
 
+  // The MTP head reads the main model's hidden rows of every row the step computes.
+  const bool head_pass = options_.speculative_tokens > 0 && options_.drafter->reads_hidden();
+  const LogitsRows hidden = head_pass ? LogitsRows::all : LogitsRows::none;
   ForwardBatch batch;  // spans into each request's tokens: valid until they grow after the forward
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
+    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+      // A verify: the last token and its drafts, every row's logits, the DeltaNet inputs recorded and
+      // the state kept for a rollback (docs/mtp.md).
+      DS_CHECK(chunk.num_tokens == 1 + static_cast<int64_t>(r.drafts.size()), "request ", r.id, " verifies ",
+               chunk.num_tokens, " tokens with ", r.drafts.size(), " drafts");
+      if (r.state_before.empty()) {
+        r.state_before.resize(static_cast<size_t>(cache_.states().floats_per_slot()));
+        DS_CHECK(model_.reserve_record(r.record, 1 + options_.speculative_tokens).ok(), "checked at start");
+      }
+      r.verify_tokens.assign(1, r.tokens.back());
+      r.verify_tokens.insert(r.verify_tokens.end(), r.drafts.begin(), r.drafts.end());
+      cache_.states().save(r.cache.slot, r.state_before.data(), model_.backend());
+      batch.sequences.push_back(SequenceInput{r.verify_tokens, r.num_computed, r.cache.blocks, r.cache.slot, {},
+                                              LogitsRows::all, StepKind::decode});
+      batch.sequences.back().record = &r.record;
+      batch.sequences.back().hidden = hidden;
+      continue;
+    }
     const bool wants_logits = r.num_computed + chunk.num_tokens == r.total();
     batch.sequences.push_back(SequenceInput{std::span<const int32_t>(r.tokens).subspan(r.num_computed, chunk.num_tokens),
                                             r.num_computed, r.cache.blocks, r.cache.slot, {},
                                             wants_logits ? LogitsRows::last : LogitsRows::none, chunk.kind});
+    batch.sequences.back().hidden = hidden;
+  }
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {  // mRoPE positions and merger rows of requests with images
+    Request& r = *plan.chunks[i].request;
+    if (!r.images.empty()) r.images.fill(batch.sequences[i], r.num_computed, plan.chunks[i].num_tokens, r.prompt_len);
   }
   const Status status = model_.forward(batch, cache_, logits_.data());
   gauges_.steps.fetch_add(1);
@@ -211,24 +338,115 @@ void Engine::step() {
     return;
   }
   const int64_t vocab = model_.vocab_size();
-  int64_t row = 0;
+  int64_t row = 0, hidden_row = 0;
+  std::vector<ComputedRows> kept;  // for the drafter: the rows of the requests that go on
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
-    computed(r, chunk);
-    if (r.num_computed < r.total()) continue;  // a prefill chunk short of the end: no logits
-    const std::span<float> logits(logits_.data() + row++ * vocab, static_cast<size_t>(vocab));
-    if (options_.logits_hook) {
-      const std::span<const int32_t> all(r.tokens);
-      options_.logits_hook(r.id, all.first(static_cast<size_t>(r.prompt_len)), all.subspan(static_cast<size_t>(r.prompt_len)), logits);
+    const int64_t start = r.num_computed, first_hidden = hidden_row;
+    hidden_row += hidden == LogitsRows::all ? chunk.num_tokens : 0;
+    bool goes_on = true;
+    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+      goes_on = commit_verified(r, chunk, row);  // may finish r
+      row += chunk.num_tokens;
+    } else {
+      computed(r, chunk);
+      if (r.num_computed == r.total()) {  // a prefill chunk short of the end has no logits
+        const int32_t token = emit(r, std::span<float>(logits_.data() + row++ * vocab, static_cast<size_t>(vocab)));
+        if (const std::optional<FinishReason> reason = ends_after(r, token)) {
+          finish(r, *reason, *reason == FinishReason::stop ? std::optional<int32_t>(token) : std::nullopt);
+          goes_on = false;
+        }
+      }
     }
-    SampledToken sampled = r.sampler.sample(logits);
-    const int32_t token = sampled.token;
-    r.tokens.push_back(token);
-    gauges_.generation_tokens.fetch_add(1);
-    r.stream->push(std::move(sampled));
-    if (is_stop_token(r, token)) finish(r, FinishReason::stop, token);
-    else if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) finish(r, FinishReason::length);
+    if (goes_on && options_.speculative_tokens > 0 && !r.prefilling()) {
+      if (chunk.kind == StepKind::decode && chunk.num_tokens == 1) r.adaptive.observe_plain_step();
+      r.next_drafts = r.adaptive.choose(options_.speculative_tokens, options_.draft_costs);
+    }
+    if (goes_on && hidden == LogitsRows::all) {
+      const bool predicts = !r.prefilling() && (!options_.adaptive_drafts || r.next_drafts > 0);
+      kept.push_back(ComputedRows{r.id, start, std::span<const int32_t>(r.tokens).subspan(static_cast<size_t>(start + 1),
+                                                                                          static_cast<size_t>(r.num_computed - start)),
+                                  r.cache.blocks, first_hidden, predicts});
+    }
   }
+  if (kept.empty()) return;
+  if (const Status passed = options_.drafter->computed(kept, cache_); !passed.ok()) {
+    log::error("engine: the drafter's pass failed: ", passed.message());
+    for (const ComputedRows& c : kept) {  // by id: the chunks also name requests that have finished
+      const auto it = std::find_if(requests_.begin(), requests_.end(), [&](const auto& r) { return r->id == c.id; });
+      if (it != requests_.end()) finish(**it, FinishReason::error, std::nullopt, passed.message());
+    }
+  }
+}
+
+int32_t Engine::emit(Request& r, std::span<float> logits) {
+  if (options_.logits_hook) {
+    const std::span<const int32_t> all(r.tokens);
+    options_.logits_hook(r.id, all.first(static_cast<size_t>(r.prompt_len)), all.subspan(static_cast<size_t>(r.prompt_len)), logits);
+  }
+  SampledToken sampled = r.sampler.sample(logits);
+  const int32_t token = sampled.token;
+  r.tokens.push_back(token);
+  gauges_.generation_tokens.fetch_add(1);
+  r.stream->push(std::move(sampled));
+  return token;
+}
+
+bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, int64_t first_row) {
+  const int64_t vocab = model_.vocab_size(), drafted = chunk.num_tokens - 1;
+  // Row j's input is the last token (j = 0) or draft j; its logits choose the token after it. Sampling
+  // row by row and stopping at the first token that differs from the next draft is plain decoding's
+  // sequence of samples (same sampler, same order), so the output is the same whatever was drafted.
+  int64_t fed = 0, accepted = 0;  // rows whose input stays (the last token and the confirmed drafts)
+  std::optional<FinishReason> reason;
+  std::optional<int32_t> stop_token;
+  for (int64_t j = 0; j <= drafted; ++j) {
+    fed = j + 1;
+    const int32_t token = emit(r, std::span<float>(logits_.data() + (first_row + j) * vocab, static_cast<size_t>(vocab)));
+    const bool confirms = j < drafted && token == r.drafts[static_cast<size_t>(j)];
+    accepted += confirms;
+    reason = ends_after(r, token);
+    if (reason == FinishReason::stop) stop_token = token;
+    if (reason || !confirms) break;
+  }
+  r.adaptive.observe_round(drafted, accepted);
+  gauges_.spec_drafts.fetch_add(1);
+  gauges_.spec_draft_tokens.fetch_add(drafted);
+  gauges_.spec_accepted_tokens.fetch_add(accepted);
+  for (int64_t j = 0; j < accepted; ++j) gauges_.spec_accepted_per_position[static_cast<size_t>(j)].fetch_add(1);
+  r.num_computed += fed;
+  r.drafts.clear();
+  if (fed < chunk.num_tokens) {  // the state before the verify, then the rows that stay
+    cache_.states().restore(r.cache.slot, r.state_before.data(), model_.backend());
+    const Status replayed = model_.replay_deltanet(r.record, fed, cache_, r.cache.slot);
+    if (!replayed.ok()) {
+      log::error("engine: DeltaNet rollback failed: ", replayed.message());
+      finish(r, FinishReason::error, std::nullopt, replayed.message());
+      return false;
+    }
+  }
+  if (reason) finish(r, *reason, stop_token);
+  return !reason;
+}
+
+Status Engine::encode_images(Request& r, int64_t start, int64_t n) {
+  for (const size_t j : r.images.missing(start, n)) {
+    PromptImage& image = r.images.images[j];
+    const auto held = image_rows_.find(image.content_hash);
+    std::shared_ptr<const std::vector<float>> rows = held == image_rows_.end() ? nullptr : held->second.lock();
+    if (!rows) {
+      if (!image.pixel_values) return Status::internal("image ", j, " reached the tower without its pixel values");
+      DS_ASSIGN_OR_RETURN(std::vector<float> merged, model_.encode_image(image));
+      const int64_t tokens = r.images.count[j];
+      if (merged.empty() || static_cast<int64_t>(merged.size()) % tokens != 0)
+        return Status::internal("image ", j, ": the tower gave ", merged.size(), " values for ", tokens, " tokens");
+      rows = std::make_shared<const std::vector<float>>(std::move(merged));
+      image_rows_[image.content_hash] = rows;
+    }
+    r.images.rows[j] = std::move(rows);
+    image.pixel_values.reset();  // the rows replace them for the request's lifetime
+  }
+  return {};
 }
 
 void Engine::admitted(Request& r) {
@@ -252,6 +470,7 @@ void Engine::computed(Request& r, const ScheduledChunk& chunk) {
 }
 
 void Engine::preempted(Request& r) {
+  if (options_.drafter) options_.drafter->forget(r.id);  // its cache goes; it restarts from the prefix cache
   log::debug("engine: request ", r.id, " preempted (KV blocks ran out) after ", r.computed_at_preemption,
              " tokens; it restarts from the cache");
   if (!cache_.prefix_caching()) return;
@@ -261,13 +480,14 @@ void Engine::preempted(Request& r) {
   if (computed < r.prompt_len) {
     cache_.cache_prefix(r.cache, r.prompt(), r.prefix_keys, computed, computed > 0 && computed % kSnapshotGrid == 0);
   } else {
-    r.prefix_keys = cache_.prefix_keys(r.tokens);  // cover the generated tokens once, for both uses
+    r.prefix_keys = cache_.prefix_keys(r.tokens, r.images.keyed_contents());  // cover the generated tokens once, for both uses
     cache_.cache_generation(r.cache, r.tokens, r.prefix_keys, computed);
   }
 }
 
 void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {
   request.stream->finish(reason, stop_token, std::move(error));
+  if (options_.drafter) options_.drafter->forget(request.id);
   // Rule 4: a client may send prompt + completion back; it continues from where this one stopped.
   if (reason == FinishReason::stop || reason == FinishReason::length)
     cache_.cache_generation(request.cache, request.tokens, request.prefix_keys, request.num_computed);
@@ -277,6 +497,7 @@ void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t
   auto it = std::find_if(requests_.begin(), requests_.end(), [&](const auto& r) { return r.get() == &request; });
   DS_CHECK(it != requests_.end(), "finishing an unknown request ", request.id);
   requests_.erase(it);
+  if (!image_rows_.empty()) std::erase_if(image_rows_, [](const auto& entry) { return entry.second.expired(); });
 }
 
 void Engine::publish_counters() {

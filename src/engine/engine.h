@@ -3,6 +3,7 @@
 // Each step mixes prefill chunks and decodes of many requests in one forward call.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -12,10 +13,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/hybrid_cache.h"
+#include "cache/hybrid_cache_store.h"
 #include "cache/prefix_store.h"
+#include "cache/resumable_prefixes.h"
+#include "engine/drafter.h"
 #include "engine/request.h"
 #include "engine/request_stream.h"
 #include "engine/sampling_params.h"
@@ -24,6 +29,9 @@
 #include "util/random.h"
 
 namespace ds {
+
+// The most drafts one verify may carry (the recorded DeltaNet inputs and logits rows grow with it).
+inline constexpr int64_t kMaxSpeculativeTokens = 16;
 
 struct EngineOptions {
   uint64_t cache_memory = uint64_t{4} << 30;  // bytes for KV blocks + DeltaNet state slots
@@ -36,6 +44,9 @@ struct EngineOptions {
   // Names the model's weights, config and compute mode in those files (files of another model are
   // skipped); required with prefix_cache_dir. The app hashes the checkpoint (model_identity.h).
   uint64_t model_identity = 0;
+  // Told every change of which prompt prefixes the cache can resume (the KV event publisher),
+  // the reload from prefix_cache_dir included; runs on the engine thread. Null: nobody.
+  ResumablePrefixObserver* prefix_observer = nullptr;
   SchedulerLimits limits;                      // --max-batch-tokens, --max-seqs
   int64_t max_model_len = 0;                   // 0: the model's max_position_embeddings, lowered to what the cache holds
   int64_t max_queue = 256;                     // requests waiting for capacity before submit answers "overloaded"
@@ -45,6 +56,14 @@ struct EngineOptions {
   // before sampling — lets end-to-end tests script a model's output (tool calls, reasoning)
   // through the real sampling and output path. Runs on the engine thread.
   std::function<void(uint64_t, std::span<const int32_t>, std::span<const int32_t>, std::span<float>)> logits_hook;
+  // Speculative decoding (docs/mtp.md): up to this many drafts per decoding request and step, proposed
+  // by `drafter` and verified in the step's forward; the output is what plain decoding gives. 0: off.
+  int64_t speculative_tokens = 0;
+  Drafter* drafter = nullptr;  // required when speculative_tokens > 0; outlives the engine
+  // Adaptive k: each request verifies the 0 .. speculative_tokens drafts that its acceptance so far
+  // makes pay under draft_costs (adaptive_drafts.h); off: speculative_tokens every round.
+  bool adaptive_drafts = true;
+  DraftCosts draft_costs;
 };
 
 // What start-up resolved from the options and the memory budget (logged by the caller).
@@ -67,6 +86,12 @@ struct EngineCounters {
   int64_t cached_blocks = 0, block_evictions = 0;
   int64_t snapshots = 0, snapshot_capacity = 0, snapshot_evictions = 0;
   uint64_t snapshot_bytes = 0;  // bytes of the snapshots held
+  // Speculative decoding: the k configured (0: off); verify rounds with drafts, drafts verified, drafts
+  // accepted (vLLM's spec_decode_num_drafts / num_draft_tokens / num_accepted_tokens); and per draft
+  // position j, the rounds whose draft j was accepted (num_accepted_tokens_per_pos).
+  int64_t speculative_tokens = 0;
+  int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+  std::array<int64_t, kMaxSpeculativeTokens> spec_accepted_per_position{};
 };
 
 class Engine {
@@ -79,7 +104,10 @@ class Engine {
 
   // Queues a request. Errors (clear, naming the value): bad token ids, invalid sampling, prompt +
   // max_tokens over max_model_len, and "overloaded" when max_queue requests already wait.
-  Result<std::shared_ptr<RequestStream>> submit(std::vector<int32_t> prompt, const SamplingParams& params);
+  // `images` (prompt order): the prompt holds each as a run of its token count of image-pad tokens
+  // (expand_image_pads); refused by a model without a vision tower.
+  Result<std::shared_ptr<RequestStream>> submit(std::vector<int32_t> prompt, const SamplingParams& params,
+                                                std::vector<PromptImage> images = {});
 
   const EngineLimits& limits() const { return limits_; }
   int64_t block_size() const { return cache_.geometry().block_size; }
@@ -91,12 +119,27 @@ class Engine {
   void loop();
   void step();
   void reap_cancelled();
+  // Speculative decoding: how many drafts each decoding request should verify (before scheduling), then
+  // the drafter's drafts for the room the plan made (after it is applied). False: drafting failed and
+  // the step's requests have ended with the error.
+  void plan_drafts();
+  bool draft(StepPlan& plan);
+  // Runs the tower for the images tokens [start, start + n) of `request` reach that have no rows yet,
+  // reusing the rows of a running request with the same image.
+  Status encode_images(Request& request, int64_t start, int64_t n);
+  // Samples one token from `logits` for `request`, appends and streams it.
+  int32_t emit(Request& request, std::span<float> logits);
+  // A verify step's rows: sample row by row while the drafts hold, keep what was confirmed, roll the
+  // DeltaNet state back to it, finish at a stop. False when the request has finished.
+  bool commit_verified(Request& request, const ScheduledChunk& chunk, int64_t first_row);
   void admitted(Request& request);
   void computed(Request& request, const ScheduledChunk& chunk);
   void preempted(Request& request);
   void finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token = std::nullopt,
               std::string error = {});
   bool is_stop_token(const Request& request, int32_t token) const;
+  // Why `request` ends now that it has emitted `token` (a stop token, max_tokens, the context), if it does.
+  std::optional<FinishReason> ends_after(const Request& request, int32_t token) const;
   void publish_counters();
 
   StepModel& model_;
@@ -104,9 +147,13 @@ class Engine {
   const EngineLimits limits_;
   std::unique_ptr<PrefixStore> store_;  // null: no --prefix-cache-dir; outlives cache_, which spills into it
   HybridCache cache_;
+  PendingWrites* pending_writes_ = nullptr;  // owned by cache_; written while idle (null: no store)
   Scheduler scheduler_;
   std::vector<std::unique_ptr<Request>> requests_;  // engine thread only: every admitted-or-waiting request
-  std::vector<float> logits_;                       // [max_seqs, vocab]
+  std::vector<float> logits_;                       // [max_seqs · (1 + speculative_tokens), vocab]
+  // Merger rows by image content hash while some request holds them: an image is encoded once however
+  // many running requests (or times in one prompt) carry it.
+  std::unordered_map<uint64_t, std::weak_ptr<const std::vector<float>>> image_rows_;
 
   std::mutex inbox_mutex_;
   std::condition_variable wake_;
@@ -121,6 +168,8 @@ class Engine {
     std::atomic<int64_t> prefix_queries{0}, prefix_hits{0}, cached_blocks{0}, block_evictions{0};
     std::atomic<int64_t> snapshots{0}, snapshot_evictions{0};
     std::atomic<uint64_t> snapshot_bytes{0};
+    std::atomic<int64_t> spec_drafts{0}, spec_draft_tokens{0}, spec_accepted_tokens{0};
+    std::array<std::atomic<int64_t>, kMaxSpeculativeTokens> spec_accepted_per_position{};
   } gauges_;
   std::thread thread_;
 };

@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "cache/hybrid_cache.h"
+#include "engine/adaptive_drafts.h"
+#include "engine/request_images.h"
 #include "engine/request_stream.h"
 #include "engine/sampler.h"
+#include "model/deltanet_record.h"
 
 namespace ds {
 
@@ -34,6 +37,7 @@ struct Request {
   int64_t num_computed = 0;  // leading tokens whose KV and DeltaNet state are in `cache`
   int64_t prefill_end = 0;   // tokens.size() when (re)admitted: tokens before it are prefilled (chunked kernel)
   SequenceCache cache;
+  RequestImages images;  // empty for a text-only request
   int64_t preemptions = 0;
   int64_t computed_at_preemption = 0;  // num_computed when last preempted: cached before the release
 
@@ -43,6 +47,18 @@ struct Request {
   std::vector<uint64_t> prefix_keys;
   std::vector<int64_t> snapshot_positions;
   int64_t cached_tokens = -1;  // prompt tokens the first admission found cached (-1: not admitted yet)
+
+  // Speculative decoding (docs/mtp.md): how many drafts the next step should verify (the scheduler
+  // trims it to the room it finds), the drafts the step verifies after the last token, its tokens
+  // [last token, drafts...], the DeltaNet inputs it records and the state before it (a slot's floats:
+  // what a rollback restores). Sized at the request's first verify.
+  int64_t wanted_drafts = 0;
+  AdaptiveDrafts adaptive;   // the acceptance its rounds have seen
+  int64_t next_drafts = 0;   // the drafts its next round should verify (adaptive k), chosen after each step
+  std::vector<int32_t> drafts;
+  std::vector<int32_t> verify_tokens;
+  DeltaNetRecord record;
+  std::vector<float> state_before;
 
   int64_t total() const { return static_cast<int64_t>(tokens.size()); }
   int64_t generated() const { return total() - prompt_len; }

@@ -42,6 +42,7 @@ void Scheduler::preempt(Request* victim, StepPlan& plan, int64_t& free_blocks, i
   plan.cache.release.push_back(&victim->cache);
   plan.preempted.push_back(victim);
   victim->computed_at_preemption = victim->num_computed;
+  victim->wanted_drafts = 0;
   victim->num_computed = 0;
   victim->prefill_end = 0;
   ++victim->preemptions;
@@ -90,12 +91,20 @@ StepPlan Scheduler::schedule(const HybridCache& cache) {
     if (r->prefilling() || std::find(running_.begin(), running_.end(), r) == running_.end()) continue;
     DS_CHECK(r->total() - r->num_computed == 1, "decoding request ", r->id, " has ", r->total() - r->num_computed, " new tokens");
     if (budget < 1) break;
-    const int64_t needed = cache.blocks_for(r->num_computed + 1) - static_cast<int64_t>(r->cache.blocks.size());
+    // The last token and room for its drafts (speculative decoding): as many as the budget leaves room
+    // for, and none when their blocks are not free (drafts never preempt anyone).
+    r->wanted_drafts = std::min(r->wanted_drafts, budget - 1);
+    auto needed_for = [&](int64_t tokens) {
+      return cache.blocks_for(r->num_computed + tokens) - static_cast<int64_t>(r->cache.blocks.size());
+    };
+    if (r->wanted_drafts > 0 && needed_for(1 + r->wanted_drafts) > free_blocks) r->wanted_drafts = 0;
+    const int64_t n = 1 + r->wanted_drafts;
+    const int64_t needed = needed_for(n);
     if (!make_room(r, needed)) {
       preempt(r, plan, free_blocks, free_slots);
       continue;
     }
-    take(r, 1, StepKind::decode);
+    take(r, n, StepKind::decode);
   }
   // 2. Running prefills, oldest first.
   bool blocked = false;

@@ -3,7 +3,9 @@
 // is a list of {request → tokens}, so decode, prefill and chunked prefill are one code path.
 //
 // Policy, in order each step:
-//  1. every running request that is decoding gets its one token (decodes never wait behind a prefill);
+//  1. every running request that is decoding gets its one token (decodes never wait behind a prefill),
+//     and room for the drafts speculative decoding wants (1 + k tokens, verified in one call; the
+//     drafter writes them once the step's blocks are there);
 //  2. running prefills, oldest first, get chunks from what is left of the budget;
 //  3. waiting requests are admitted strictly first-come-first-served (the queue's head is never
 //     overtaken, so nothing starves) while a sequence slot, the budget and KV blocks for the whole

@@ -27,6 +27,12 @@ std::vector<std::string> Checkpoint::untaken() const {
   return names;
 }
 
+const std::vector<int32_t>& Checkpoint::column_heads(const std::string& name) const {
+  static const std::vector<int32_t> in_order;
+  const auto it = column_heads_.find(name);
+  return it == column_heads_.end() ? in_order : it->second;
+}
+
 uint64_t Checkpoint::total_bytes() const {
   uint64_t bytes = 0;
   for (const auto& [_, view] : tensors_) bytes += view.nbytes;

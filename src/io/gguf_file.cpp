@@ -10,22 +10,6 @@
 namespace ds {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian uint32
-constexpr uint32_t kMaxDims = 4;         // GGML_MAX_DIMS
-constexpr size_t kMaxTensorName = 63;    // GGML_MAX_NAME − 1 (the name and its NUL fit in 64 bytes)
-
-// Bytes of one element of a numeric metadata type; 0 for string and array.
-uint64_t element_size(GgufType type) {
-  switch (type) {
-    case GgufType::uint8: case GgufType::int8: case GgufType::boolean: return 1;
-    case GgufType::uint16: case GgufType::int16: return 2;
-    case GgufType::uint32: case GgufType::int32: case GgufType::float32: return 4;
-    case GgufType::uint64: case GgufType::int64: case GgufType::float64: return 8;
-    case GgufType::string: case GgufType::array: return 0;
-  }
-  return 0;
-}
-
 bool is_integer(GgufType t) {
   return t == GgufType::uint8 || t == GgufType::int8 || t == GgufType::uint16 || t == GgufType::int16 ||
          t == GgufType::uint32 || t == GgufType::int32 || t == GgufType::uint64 || t == GgufType::int64;
@@ -145,7 +129,7 @@ Status read_entry(Reader& r, GgufEntry& entry) {
     }
     return {};
   }
-  const uint64_t size = element_size(entry.element_type);
+  const uint64_t size = gguf_element_size(entry.element_type);
   if (entry.count > r.left() / size)
     return r.error("metadata ", entry.key, ": ", entry.count, " values of ", size, " bytes cannot fit in the ",
                    r.left(), " bytes left");
@@ -155,11 +139,11 @@ Status read_entry(Reader& r, GgufEntry& entry) {
 
 Status read_tensor(Reader& r, GgufTensor& t) {
   DS_ASSIGN_OR_RETURN(t.name, r.string("a tensor name"));
-  if (t.name.empty() || t.name.size() > kMaxTensorName)
-    return r.error("tensor name \"", t.name.substr(0, 80), "\": expected 1–", kMaxTensorName, " bytes, found ", t.name.size());
+  if (t.name.empty() || t.name.size() > kGgufMaxTensorName)
+    return r.error("tensor name \"", t.name.substr(0, 80), "\": expected 1–", kGgufMaxTensorName, " bytes, found ", t.name.size());
   DS_ASSIGN_OR_RETURN(const uint32_t dims, r.read<uint32_t>("a tensor's dimension count"));
-  if (dims < 1 || dims > kMaxDims)
-    return r.error("tensor ", t.name, ": expected 1–", kMaxDims, " dimensions, found ", dims);
+  if (dims < 1 || dims > kGgufMaxDims)
+    return r.error("tensor ", t.name, ": expected 1–", kGgufMaxDims, " dimensions, found ", dims);
   t.numel = 1;
   for (uint32_t d = 0; d < dims; ++d) {
     DS_ASSIGN_OR_RETURN(const uint64_t n, r.read<uint64_t>("a tensor dimension"));
@@ -187,6 +171,17 @@ Status read_tensor(Reader& r, GgufTensor& t) {
 uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 }  // namespace
+
+uint64_t gguf_element_size(GgufType type) {
+  switch (type) {
+    case GgufType::uint8: case GgufType::int8: case GgufType::boolean: return 1;
+    case GgufType::uint16: case GgufType::int16: return 2;
+    case GgufType::uint32: case GgufType::int32: case GgufType::float32: return 4;
+    case GgufType::uint64: case GgufType::int64: case GgufType::float64: return 8;
+    case GgufType::string: case GgufType::array: return 0;
+  }
+  return 0;
+}
 
 const char* gguf_type_name(GgufType type) {
   switch (type) {
@@ -234,7 +229,7 @@ Result<std::vector<int64_t>> GgufEntry::integers() const {
                           type == GgufType::array ? "an array of " : "", gguf_type_name(element_type));
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(count));
-  const uint64_t size = element_size(element_type);
+  const uint64_t size = gguf_element_size(element_type);
   for (uint64_t i = 0; i < count; ++i) {
     DS_ASSIGN_OR_RETURN(const int64_t v, integer_at(key, element_type, numbers.data() + i * size));
     out.push_back(v);
@@ -248,7 +243,7 @@ Result<std::vector<double>> GgufEntry::numbers_list() const {
                           type == GgufType::array ? "an array of " : "", gguf_type_name(element_type));
   std::vector<double> out;
   out.reserve(static_cast<size_t>(count));
-  const uint64_t size = element_size(element_type);
+  const uint64_t size = gguf_element_size(element_type);
   for (uint64_t i = 0; i < count; ++i) out.push_back(number_at(element_type, numbers.data() + i * size));
   return out;
 }
@@ -281,7 +276,7 @@ Result<GgufFile> parse_gguf(std::span<const std::byte> file, const std::string& 
   Reader r(file, file_name);
   GgufFile out;
   DS_ASSIGN_OR_RETURN(const uint32_t magic, r.read<uint32_t>("the GGUF magic"));
-  if (magic != kMagic) return r.error("not a GGUF file (expected the magic \"GGUF\" at its start)");
+  if (magic != kGgufMagic) return r.error("not a GGUF file (expected the magic \"GGUF\" at its start)");
   DS_ASSIGN_OR_RETURN(out.version, r.read<uint32_t>("the GGUF version"));
   if (out.version == 1) return r.error("GGUF version 1 (2023) is not supported; convert the model again with a current llama.cpp");
   if (out.version >= 0x10000 && (out.version & 0xFFFF) == 0)

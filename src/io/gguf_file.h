@@ -17,12 +17,19 @@
 
 namespace ds {
 
+inline constexpr uint32_t kGgufMagic = 0x46554747;    // "GGUF" read as a little-endian uint32
+inline constexpr uint32_t kGgufMaxDims = 4;           // GGML_MAX_DIMS
+inline constexpr size_t kGgufMaxTensorName = 63;      // GGML_MAX_NAME − 1 (the name and its NUL fit in 64 bytes)
+inline constexpr uint64_t kGgufDefaultAlignment = 32; // when general.alignment is absent
+
 // Metadata value types, numbered as in the file.
 enum class GgufType : uint32_t {
   uint8 = 0, int8 = 1, uint16 = 2, int16 = 3, uint32 = 4, int32 = 5, float32 = 6, boolean = 7,
   string = 8, array = 9, uint64 = 10, int64 = 11, float64 = 12,
 };
 const char* gguf_type_name(GgufType type);
+// Bytes of one element of a numeric type; 0 for string and array.
+uint64_t gguf_element_size(GgufType type);
 
 // One metadata pair. A scalar is an array of one element of its own type.
 struct GgufEntry {
@@ -54,7 +61,7 @@ struct GgufTensor {
 
 struct GgufFile {
   uint32_t version = 0;
-  uint64_t alignment = 32;     // general.alignment, or GGUF's default
+  uint64_t alignment = kGgufDefaultAlignment;  // general.alignment, or GGUF's default
   uint64_t data_offset = 0;    // where the data section starts in the file
   std::vector<GgufEntry> metadata;  // in file order, keys unique
   std::vector<GgufTensor> tensors;  // in file order, names unique, laid out back to back (aligned)

@@ -17,6 +17,7 @@ Result<json> JsonReader::parse(const std::string& text, const std::string& sourc
 }
 
 bool JsonReader::has(const std::string& key) const { return object_.contains(key) && !object_.at(key).is_null(); }
+bool JsonReader::is_null(const std::string& key) const { return object_.contains(key) && object_.at(key).is_null(); }
 
 Status JsonReader::type_error(const std::string& key, const char* expected, const json& found) const {
   std::string text = found.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -19,7 +19,8 @@ class JsonReader {
   // `object` must outlive the reader.
   JsonReader(const nlohmann::json& object, std::string path) : object_(object), path_(std::move(path)) {}
 
-  bool has(const std::string& key) const;
+  bool has(const std::string& key) const;  // present and not null
+  bool is_null(const std::string& key) const;  // present and null
   Result<JsonReader> child(const std::string& key) const;  // required nested object
 
   Result<int64_t> get_int(const std::string& key, int64_t min, int64_t max) const;

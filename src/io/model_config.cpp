@@ -143,6 +143,11 @@ Result<VisionConfig> parse_vision(const JsonReader& vision) {
   DS_ASSIGN_OR_RETURN(v.out_hidden_size, vision.get_int("out_hidden_size", 1, kMaxDim));
   DS_ASSIGN_OR_RETURN(v.num_position_embeddings, vision.get_int("num_position_embeddings", 1, kMaxDim));
   DS_ASSIGN_OR_RETURN(v.hidden_act, vision.get_string_or("hidden_act", "gelu_pytorch_tanh"));
+  if (vision.has("rope_parameters")) {  // written by transformers ≥ 5; the released files leave it out
+    DS_ASSIGN_OR_RETURN(const JsonReader rope, vision.child("rope_parameters"));
+    DS_ASSIGN_OR_RETURN(v.rope_theta, rope.get_double_or("rope_theta", v.rope_theta));
+    if (!(v.rope_theta > 1)) return Status::errorf(rope.where("rope_theta"), ": expected a number above 1, found ", v.rope_theta);
+  }
   if (v.hidden_size % v.num_heads != 0)
     return Status::errorf(vision.where("hidden_size"), ": ", v.hidden_size, " is not a multiple of num_heads ", v.num_heads);
   const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(v.num_position_embeddings))));
@@ -150,6 +155,13 @@ Result<VisionConfig> parse_vision(const JsonReader& vision) {
     return Status::errorf(vision.where("num_position_embeddings"), ": ", v.num_position_embeddings,
                           " is not a perfect square (the learned grid is side × side)");
   return v;
+}
+
+Result<std::optional<QuantizationConfig>> quantization_of(const JsonReader& owner) {
+  if (!owner.has("quantization_config")) return std::optional<QuantizationConfig>();
+  DS_ASSIGN_OR_RETURN(const JsonReader q, owner.child("quantization_config"));
+  DS_ASSIGN_OR_RETURN(QuantizationConfig config, parse_quantization_config(q));
+  return std::optional<QuantizationConfig>(std::move(config));
 }
 
 Status unsupported_model_type(const std::string& source, const std::string& model_type) {
@@ -199,9 +211,12 @@ Result<ModelConfig> parse_model_config(const std::string& text, const std::strin
                         top.get_int_or("vision_start_token_id", config.vision_start_token_id, 0, INT32_MAX));
     DS_ASSIGN_OR_RETURN(config.vision_end_token_id,
                         top.get_int_or("vision_end_token_id", config.vision_end_token_id, 0, INT32_MAX));
+    // Qwen's releases put quantization_config at the top level; some loaders also accept it in text_config.
+    DS_ASSIGN_OR_RETURN(config.quantization, quantization_of(top.has("quantization_config") ? top : text_reader));
   } else if (config.model_type == "qwen3_5_text") {
     DS_ASSIGN_OR_RETURN(config.text, parse_text(top));
     DS_ASSIGN_OR_RETURN(config.tie_word_embeddings, top.get_bool_or("tie_word_embeddings", false));
+    DS_ASSIGN_OR_RETURN(config.quantization, quantization_of(top));
   } else {
     return unsupported_model_type(source, config.model_type);
   }

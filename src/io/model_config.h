@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/quantization_config.h"
 #include "util/status.h"
 
 namespace ds {
@@ -66,6 +67,7 @@ struct VisionConfig {
   int64_t out_hidden_size = 0;
   int64_t num_position_embeddings = 0;
   std::string hidden_act;
+  double rope_theta = 10000.0;  // rope_parameters.rope_theta of the 2-D rotary (HF's default)
 };
 
 struct ModelConfig {
@@ -80,6 +82,8 @@ struct ModelConfig {
   int64_t vision_start_token_id = 248053;
   int64_t vision_end_token_id = 248054;
   std::string transformers_version;
+  // `quantization_config` (top level, or under text_config): block FP8 only (quantization_config.h).
+  std::optional<QuantizationConfig> quantization;
 };
 
 // Parses and validates config.json text; `source` labels errors.

@@ -94,14 +94,14 @@ class Backend {
   virtual void matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
     for (const MatmulOutput& out : outputs) matmul(x, m, *out.w, out.y, round_input_bf16);
   }
-  // The format this backend runs the stored weight `w` fastest in among those that keep its values
-  // (the loader repacks into it; kernels/formats/); `stored` when none is better. Every backend
+  // The format this backend runs the weight `w` fastest in among those that keep its values (the
+  // loader repacks into it; kernels/formats/); w's own format when none is better. Every backend
   // still runs any format (the reference reads it element by element).
   virtual WeightFormatId preferred_format(const TensorView& w, bool round_input_bf16) const {
-    (void)w, (void)round_input_bf16;
-    return WeightFormatId::stored;
+    (void)round_input_bf16;
+    return w.format;
   }
-  // out[i, :] = table[ids[i], :]
+  // out[i, :] = table[ids[i], :], as its format's values (a GGUF table stays in its block type).
   virtual void embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) = 0;
   // Zero-centred RMSNorm (Qwen3_5RMSNorm): out = x · rsqrt(mean(x²) + eps) · (1 + w), per row of `dim`.
   virtual void rms_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, float eps, float* out) = 0;
@@ -150,6 +150,21 @@ class Backend {
   // products of each dim pair, odd dim first (what `vdpbf16ps` computes); V is widened exactly.
   virtual void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                          const KvLayerView& kv, float scale, float* out) = 0;
+
+  // The vision tower's ops (src/vision/; HF Qwen3_5VisionModel). All fp32.
+  // LayerNorm with biased variance: out = (x − mean) / sqrt(var + eps) · w + b, per row of `dim`.
+  virtual void layer_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, const TensorView& b,
+                          float eps, float* out) = 0;
+  // x[r, i] += bias[i] for every row r of `dim` (a Linear's bias).
+  virtual void add_bias(float* x, int64_t rows, int64_t dim, const TensorView& bias) = 0;
+  // In place: tanh = ½x(1 + tanh(√(2/π)(x + 0.044715x³))) (gelu_pytorch_tanh), erf = ½x(1 + erf(x/√2)) (nn.GELU()).
+  enum class Gelu : uint8_t { tanh, erf };
+  virtual void gelu(float* x, int64_t n, Gelu kind) = 0;
+  // Softmax attention without a mask over one segment of n tokens (every query sees every key:
+  // the patches of one image). q, k, v, out [n, num_heads, head_dim]; scores q·k·scale, softmax
+  // fp32. Scores are formed one query row at a time: an n × n matrix never exists.
+  virtual void attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
+                                       int64_t head_dim, float scale, float* out) = 0;
 };
 
 }  // namespace ds

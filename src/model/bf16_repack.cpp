@@ -10,9 +10,10 @@ namespace ds {
 std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, const Backend& backend, bool round_input_bf16,
                                                  int threads, uint64_t* released) {
   std::vector<PackedWeight> plan;
-  for (TensorView* view : matmul_weights(weights)) {
-    if (view->format == WeightFormatId::q8_0) {  // GGUF Q8_0: int8 panels, losslessly (kernels/formats/q8_0/)
-      plan.push_back(PackedWeight{view, WeightFormatId::q8_0_int8_panels, int8_activation_planes(weights, *view)});
+  for (TensorView* view : packed_matmul_weights(weights)) {
+    if (const auto kernel_format = kernel_format_of_blocks(view->format)) {  // GGUF blocks, losslessly
+      const int64_t planes = view->format == WeightFormatId::q8_0 ? int8_activation_planes(weights, *view) : 1;
+      plan.push_back(PackedWeight{view, *kernel_format, planes});
       continue;
     }
     const WeightFormatId format = backend.preferred_format(*view, round_input_bf16);

@@ -14,8 +14,12 @@ enum class LogitsRows { none, last, all };
 // only for one token on an existing cache, the chunked form otherwise. The engine names the kind
 // per request — prompt tokens always chunked, generated tokens always recurrent — so a sequence's
 // results never depend on how the scheduler split its prompt (splits fall on 64-token chunk
-// boundaries, where chunked prefill is bit-identical to one call).
+// boundaries, where chunked prefill is bit-identical to one call). A decode call may run several
+// tokens (a speculative verify: the last sampled token and the drafts): the recurrent kernel runs
+// them one after another, as that many one-token calls would.
 enum class StepKind { automatic, prefill, decode };
+
+struct DeltaNetRecord;
 
 struct SequenceInput {
   std::span<const int32_t> tokens;           // new tokens of this call
@@ -26,6 +30,17 @@ struct SequenceInput {
   std::span<const int32_t> positions;
   LogitsRows logits = LogitsRows::last;
   StepKind kind = StepKind::automatic;
+  // Rows whose hidden state after the final norm (what the head reads) the call also returns: the MTP
+  // head's input (../shared/docs/qwen35-mtp.md §1.2).
+  LogitsRows hidden = LogitsRows::none;
+  // Non-null: the call keeps what each DeltaNet layer's state advanced on (deltanet_record.h), so the
+  // caller can roll the state back to a prefix of these tokens (Qwen35Model::replay_deltanet).
+  DeltaNetRecord* record = nullptr;
+  // Rows that stand in for the token embeddings of some of this call's tokens: the vision merger's
+  // output at image-pad tokens (docs/vision.md). embedding_at: indices into `tokens`;
+  // embedding_rows [embedding_at.size(), hidden].
+  std::span<const int32_t> embedding_at{};
+  std::span<const float> embedding_rows{};
   bool decodes() const { return kind == StepKind::decode || (kind == StepKind::automatic && tokens.size() == 1 && start_pos > 0); }
 };
 
@@ -36,10 +51,14 @@ struct ForwardBatch {
     for (const SequenceInput& s : sequences) total += static_cast<int64_t>(s.tokens.size());
     return total;
   }
-  int64_t logits_rows() const {
+  int64_t logits_rows() const { return rows_of(&SequenceInput::logits); }
+  int64_t hidden_rows() const { return rows_of(&SequenceInput::hidden); }
+
+ private:
+  int64_t rows_of(LogitsRows SequenceInput::*which) const {
     int64_t rows = 0;
     for (const SequenceInput& s : sequences)
-      rows += s.logits == LogitsRows::all ? static_cast<int64_t>(s.tokens.size()) : s.logits == LogitsRows::last ? 1 : 0;
+      rows += s.*which == LogitsRows::all ? static_cast<int64_t>(s.tokens.size()) : s.*which == LogitsRows::last ? 1 : 0;
     return rows;
   }
 };

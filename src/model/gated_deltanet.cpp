@@ -3,6 +3,8 @@
 // for single-token decode, both continuing the cached fp32 state; gated RMSNorm; out_proj.
 #include "model/qwen35_model.h"
 
+#include "model/deltanet_record.h"
+
 namespace ds {
 
 void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state_layer, const ForwardBatch& batch,
@@ -21,6 +23,12 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
   int64_t row = 0;
   for (const SequenceInput& seq : batch.sequences) {
     const auto n = static_cast<int64_t>(seq.tokens.size());
+    if (seq.record) {  // the rows' inputs, for a rollback to a prefix of them (replay_deltanet)
+      seq.record->rows = n;
+      backend_.copy(seq.record->mixed_of(state_layer), ws.mixed_qkv.data() + row * Cv, static_cast<uint64_t>(n * Cv) * 4);
+      backend_.copy(seq.record->g_of(state_layer), ws.g.data() + row * nV, static_cast<uint64_t>(n * nV) * 4);
+      backend_.copy(seq.record->beta_of(state_layer), ws.beta.data() + row * nV, static_cast<uint64_t>(n * nV) * 4);
+    }
     float* conv_out = ws.conv_out.data() + row * Cv;
     backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, w.conv1d, states.conv(seq.state_slot, state_layer),
                                 conv_out);
@@ -34,7 +42,15 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
   }
   backend_.rms_norm_gated(ws.core.data(), ws.z.data(), T * nV, dV, w.norm, static_cast<float>(config_.rms_norm_eps),
                           ws.core_normed.data());
-  matmul(ws.core_normed.data(), T, w.out_proj, ws.mixer_out.data());
+  const float* mixed = ws.core_normed.data();  // [T, nV·dV]
+  if (!w.out_proj_column_heads.empty()) {    // out_proj's columns in another head order: the input follows
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t i = 0; i < nV; ++i)
+        backend_.copy(ws.core.data() + (t * nV + i) * dV, mixed + (t * nV + w.out_proj_column_heads[i]) * dV,
+                      static_cast<uint64_t>(dV) * 4);
+    mixed = ws.core.data();
+  }
+  matmul(mixed, T, w.out_proj, ws.mixer_out.data());
 }
 
 }  // namespace ds

@@ -7,81 +7,20 @@
 #include <filesystem>
 #include <optional>
 
-#include "kernels/formats/q8_0/q8_0_format.h"
+#include "kernels/formats/weight_format.h"
 #include "model/gguf_config.h"
+#include "model/gguf_tensor_map.h"
+#include "model/weight_arena.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
 
 namespace ds {
 namespace {
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kBF16 = 30;  // ggml type ids
-
-// What the converter did to a tensor, to be undone.
-enum class Undo {
-  none,
-  centred_norm,  // stored 1 + w
-  ssm_a,         // stored −exp(A_log), value heads tiled
-  head_rows,     // value heads tiled along the rows (unit: head size rows)
-  qkv_rows,      // the V rows of in_proj_qkv tiled
-  head_columns,  // value heads tiled along the columns (out_proj)
-  conv,          // V channels tiled; [K, C] squeezed from [C, 1, K]
-};
-
-struct NameRule {
-  const char* gguf;  // after "blk.N."
-  const char* hf;    // after "model.layers.N."
-  Undo undo;
-};
-
-constexpr NameRule kLayerRules[] = {
-    {"attn_norm.weight", "input_layernorm.weight", Undo::centred_norm},
-    {"post_attention_norm.weight", "post_attention_layernorm.weight", Undo::centred_norm},
-    {"ffn_gate.weight", "mlp.gate_proj.weight", Undo::none},
-    {"ffn_up.weight", "mlp.up_proj.weight", Undo::none},
-    {"ffn_down.weight", "mlp.down_proj.weight", Undo::none},
-    {"attn_q.weight", "self_attn.q_proj.weight", Undo::none},
-    {"attn_k.weight", "self_attn.k_proj.weight", Undo::none},
-    {"attn_v.weight", "self_attn.v_proj.weight", Undo::none},
-    {"attn_output.weight", "self_attn.o_proj.weight", Undo::none},
-    {"attn_q_norm.weight", "self_attn.q_norm.weight", Undo::centred_norm},
-    {"attn_k_norm.weight", "self_attn.k_norm.weight", Undo::centred_norm},
-    {"attn_qkv.weight", "linear_attn.in_proj_qkv.weight", Undo::qkv_rows},
-    {"attn_gate.weight", "linear_attn.in_proj_z.weight", Undo::head_rows},
-    {"ssm_beta.weight", "linear_attn.in_proj_b.weight", Undo::head_rows},
-    {"ssm_alpha.weight", "linear_attn.in_proj_a.weight", Undo::head_rows},
-    {"ssm_conv1d.weight", "linear_attn.conv1d.weight", Undo::conv},
-    {"ssm_dt.bias", "linear_attn.dt_bias", Undo::head_rows},
-    {"ssm_a", "linear_attn.A_log", Undo::ssm_a},
-    {"ssm_norm.weight", "linear_attn.norm.weight", Undo::none},
-    {"ssm_out.weight", "linear_attn.out_proj.weight", Undo::head_columns},
-};
-
-struct Mapped {
-  std::string hf;
-  Undo undo = Undo::none;
-  bool mtp = false;
-};
-
-// The HF name of a GGUF tensor, or nullopt for a name qwen35 has no use for.
-std::optional<Mapped> map_name(std::string_view name, int64_t layers) {
-  if (name == "token_embd.weight") return Mapped{str_cat(kGgufTextPrefix, "embed_tokens.weight")};
-  if (name == "output_norm.weight") return Mapped{str_cat(kGgufTextPrefix, "norm.weight"), Undo::centred_norm};
-  if (name == "output.weight") return Mapped{"lm_head.weight"};
-  if (!name.starts_with("blk.")) return std::nullopt;
-  const size_t dot = name.find('.', 4);
-  if (dot == std::string_view::npos || dot == 4) return std::nullopt;
-  int64_t layer = 0;
-  for (char c : name.substr(4, dot - 4)) {
-    if (c < '0' || c > '9' || layer > 1 << 20) return std::nullopt;
-    layer = layer * 10 + (c - '0');
-  }
-  if (layer >= layers) return Mapped{str_cat("mtp.", name), Undo::none, true};  // llama.cpp's nextn layers
-  const std::string_view rest = name.substr(dot + 1);
-  for (const NameRule& rule : kLayerRules)
-    if (rest == rule.gguf) return Mapped{str_cat(kGgufTextPrefix, "layers.", layer, ".", rule.hf), rule.undo};
-  return std::nullopt;
-}
+// The ggml types the model computes with, by id: stored element types, and block types with their
+// weight format (kernels/formats/).
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kIQ4_XS = 23, kBF16 = 30;
+constexpr const char* kSupportedTypes = "F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS";
 
 std::optional<DType> stored_dtype(uint32_t type) {
   switch (type) {
@@ -92,32 +31,33 @@ std::optional<DType> stored_dtype(uint32_t type) {
   }
 }
 
-// HF head h of a tiled GGUF layout: GGUF head j·nK + g holds HF head g·r + j (r = nV / nK).
-int64_t tiled_head(int64_t h, int64_t key_heads, int64_t per_key) { return (h % per_key) * key_heads + h / per_key; }
-
-// dst[h] = src[tiled_head(h)] over `heads` consecutive runs of `unit` bytes.
-void untile_heads(const std::byte* src, std::byte* dst, int64_t heads, int64_t key_heads, int64_t unit) {
-  const int64_t per_key = heads / key_heads;
-  for (int64_t h = 0; h < heads; ++h)
-    std::memcpy(dst + h * unit, src + tiled_head(h, key_heads, per_key) * unit, static_cast<size_t>(unit));
+std::optional<WeightFormatId> block_format(uint32_t type) {
+  switch (type) {
+    case kQ8_0: return WeightFormatId::q8_0;
+    case kQ4_K: return WeightFormatId::q4_k;
+    case kQ5_K: return WeightFormatId::q5_k;
+    case kQ6_K: return WeightFormatId::q6_k;
+    case kIQ4_XS: return WeightFormatId::iq4_xs;
+    default: return std::nullopt;
+  }
 }
 
-// All values of a tensor as fp32 (F32, F16, BF16, Q8_0).
-std::vector<float> values_of(const GgufSetTensor& t) {
-  const auto n = static_cast<size_t>(t.info->numel);
+// dst[h] = src[gguf_head_of(h)] over `heads` consecutive runs of `unit` bytes: tiled back to grouped.
+void untile_heads(const std::byte* src, std::byte* dst, int64_t heads, int64_t key_heads, int64_t unit) {
+  for (int64_t h = 0; h < heads; ++h)
+    std::memcpy(dst + h * unit, src + gguf_head_of(h, key_heads, heads) * unit, static_cast<size_t>(unit));
+}
+
+// All values of a view (as the file stores it, in any supported type) as fp32: its format's
+// reference dequantisation, row by row.
+std::vector<float> values_of(const TensorView& view) {
+  const auto n = static_cast<size_t>(view.numel());
   std::vector<float> out(n);  // [numel]
-  const std::byte* data = t.data();
-  for (size_t i = 0; i < n; ++i) {
-    uint16_t bits = 0;
-    switch (t.info->type.id) {
-      case kF32: std::memcpy(&out[i], data + 4 * i, 4); break;
-      case kF16: std::memcpy(&bits, data + 2 * i, 2); out[i] = fp16_to_float(bits); break;
-      case kBF16: std::memcpy(&bits, data + 2 * i, 2); out[i] = bf16_to_float(bits); break;
-      case kQ8_0:
-        if (i % kQ8_0Block == 0) q8_0_dequantize_block(data + i / kQ8_0Block * kQ8_0BlockBytes, out.data() + i);
-        break;
-    }
-  }
+  const int64_t cols = view.shape.back(), rows = static_cast<int64_t>(n) / std::max<int64_t>(cols, 1);
+  TensorView matrix = view;  // every dimension but the last folded into rows
+  matrix.shape = {rows, cols};
+  const WeightFormat& format = format_of(matrix);
+  for (int64_t r = 0; r < rows; ++r) format.dequantize_row(matrix, r, out.data() + r * cols);
   return out;
 }
 
@@ -138,8 +78,23 @@ float a_log_of(float a) {
 
 std::byte* GgufCheckpoint::own(uint64_t bytes) {
   owned_.push_back(std::make_unique<std::byte[]>(bytes));
+  owned_bytes_.push_back(bytes);
   converted_bytes_ += bytes;
   return owned_.back().get();
+}
+
+uint64_t GgufCheckpoint::release_converted(const std::set<const std::byte*>& in_use) {
+  uint64_t freed = 0;
+  for (size_t i = 0; i < owned_.size(); ++i) {
+    const std::byte* data = owned_[i].get();
+    if (data == nullptr || in_use.count(data)) continue;
+    for (auto& [_, view] : tensors_)
+      if (view.data == data) view.data = nullptr;
+    owned_[i].reset();
+    freed += owned_bytes_[i];
+  }
+  converted_bytes_ -= freed;
+  return freed;
 }
 
 Result<GgufCheckpoint> GgufCheckpoint::open(const std::string& path) {
@@ -162,7 +117,7 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
   count.values += static_cast<uint64_t>(info.numel);
   count.bytes += info.bytes;
 
-  const std::optional<Mapped> mapped = map_name(info.name, c.num_hidden_layers);
+  const std::optional<GgufTensorName> mapped = gguf_to_hf_name(info.name, c.num_hidden_layers, kGgufTextPrefix);
   if (!mapped)
     return Status::errorf("unexpected tensor \"", info.name, "\" (no part of a ", c.num_hidden_layers,
                           "-layer qwen35 model is stored under this name)");
@@ -177,12 +132,12 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
     return {};
   }
   const std::optional<DType> dtype = stored_dtype(info.type.id);
-  const bool q8_0 = info.type.id == kQ8_0;
-  if (!dtype && !q8_0)
+  const std::optional<WeightFormatId> blocks = block_format(info.type.id);
+  if (!dtype && !blocks)
     return Status::errorf("tensor \"", info.name, "\" (", view.name, "): ggml type ", info.type.name,
-                          " is not supported yet (supported: F32, F16, BF16, Q8_0)");
+                          " is not supported yet (supported: ", kSupportedTypes, ")");
   view.dtype = dtype.value_or(DType::U8);
-  if (q8_0) view.format = WeightFormatId::q8_0;
+  if (blocks) view.format = *blocks;
 
   const int64_t nK = c.linear_num_key_heads, nV = c.linear_num_value_heads;
   const bool tiled = nV != nK;
@@ -198,36 +153,27 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
     view.dtype = DType::F32;
     view.format = WeightFormatId::stored;
   };
-  // Q8_0 tensors the model reads element by element (see the header).
+  // Block types stay blocks where the model reads whole rows (matmul weights, the embedding table);
+  // any other tensor in one is read element by element: expanded to F32, exactly (see the header).
   const bool embeddings = view.name == str_cat(kGgufTextPrefix, "embed_tokens.weight");
-  const bool matmul = matrix && !embeddings && mapped->undo != Undo::conv;
-  if (q8_0 && embeddings) {
-    const std::vector<float> values = values_of(tensor);
-    auto* out = reinterpret_cast<uint16_t*>(own(values.size() * 2));
-    for (size_t i = 0; i < values.size(); ++i) out[i] = float_to_bf16(values[i]);
-    view.data = reinterpret_cast<const std::byte*>(out);
-    view.nbytes = values.size() * 2;
-    view.dtype = DType::BF16;
-    view.format = WeightFormatId::stored;
-  } else if (q8_0 && !matmul) {
-    set_f32(values_of(tensor));
-  }
+  const bool matmul = matrix && !embeddings && mapped->conversion != GgufConversion::conv;
+  if (blocks && !matmul && !embeddings) set_f32(values_of(view));
 
-  switch (mapped->undo) {
-    case Undo::none: break;
-    case Undo::centred_norm: {
-      std::vector<float> values = values_of(tensor);
+  switch (mapped->conversion) {
+    case GgufConversion::none: break;
+    case GgufConversion::centred_norm: {
+      std::vector<float> values = values_of(view);
       for (float& v : values) v -= 1.0f;
       set_f32(values);
       break;
     }
-    case Undo::ssm_a: {
-      std::vector<float> stored = values_of(tensor);
+    case GgufConversion::ssm_a: {
+      std::vector<float> stored = values_of(view);
       if (static_cast<int64_t>(stored.size()) != nV)
         return Status::errorf("tensor \"", info.name, "\": expected ", nV, " values (one per value head), found ", stored.size());
       std::vector<float> a_log(stored.size());  // [nV] grouped order
       for (int64_t h = 0; h < nV; ++h) {
-        const float a = stored[static_cast<size_t>(tiled ? tiled_head(h, nK, nV / nK) : h)];
+        const float a = stored[static_cast<size_t>(gguf_head_of(h, nK, nV))];
         if (!(a < 0.0f) || !std::isfinite(a))
           return Status::errorf("tensor \"", info.name, "\"[", h, "] = ", a, ": expected −exp(A_log) < 0");
         a_log[static_cast<size_t>(h)] = a_log_of(a);
@@ -235,30 +181,30 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
       set_f32(a_log);
       break;
     }
-    case Undo::head_rows: case Undo::qkv_rows: case Undo::conv: {
+    case GgufConversion::head_rows: case GgufConversion::qkv_rows: case GgufConversion::conv: {
       if (!tiled) break;
-      // Rows per value head, and the first V row (in_proj_qkv and conv1d: after the q and k channels).
-      const int64_t v_begin = mapped->undo == Undo::head_rows ? 0 : 2 * c.key_dim();
-      const int64_t head_rows = mapped->undo == Undo::head_rows ? rows / nV : c.linear_value_head_dim;
-      if (head_rows < 1 || rows != v_begin + nV * head_rows)
-        return Status::errorf("tensor \"", info.name, "\": expected ", v_begin, " + ", nV, " value heads × ",
-                              std::max<int64_t>(head_rows, 1), " rows, found ", rows, " rows");
+      DS_ASSIGN_OR_RETURN(const ValueHeadRows heads, value_head_rows(mapped->conversion, c, rows, info.name));
       const uint64_t row_bytes = view.nbytes / static_cast<uint64_t>(rows);
       std::byte* out = own(view.nbytes);
       std::memcpy(out, view.data, view.nbytes);
-      untile_heads(view.data + v_begin * row_bytes, out + v_begin * row_bytes, nV, nK,
-                   head_rows * static_cast<int64_t>(row_bytes));
+      untile_heads(view.data + heads.first_row * row_bytes, out + heads.first_row * row_bytes, nV, nK,
+                   heads.rows_per_head * static_cast<int64_t>(row_bytes));
       view.data = out;
       break;
     }
-    case Undo::head_columns: {
+    case GgufConversion::head_columns: {
       if (!tiled) break;
       const int64_t dV = c.linear_value_head_dim;
       if (!matrix || view.shape[1] != nV * dV)
         return Status::errorf("tensor \"", info.name, "\": expected ", nV * dV, " columns (value heads × head size), found shape ",
                               shape_to_string(view.shape));
-      // A Q8_0 block must not straddle two heads; else the values are permuted as exact F32.
-      if (view.format == WeightFormatId::q8_0 && dV % kQ8_0Block != 0) set_f32(values_of(tensor));
+      if (dV % info.type.block_size != 0) {
+        // A block would span two value heads: the columns keep the file's order, and the model puts
+        // its input in that order (Checkpoint::column_heads).
+        std::vector<int32_t>& heads = column_heads_[view.name];
+        for (int64_t t = 0; t < nV; ++t) heads.push_back(static_cast<int32_t>(hf_head_of(t, nK, nV)));
+        break;
+      }
       const uint64_t row_bytes = view.nbytes / static_cast<uint64_t>(rows);
       const std::byte* src = view.data;
       std::byte* out = own(view.nbytes);
@@ -268,8 +214,17 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
       break;
     }
   }
-  if (mapped->undo == Undo::conv) view.shape = {view.shape[0], 1, view.shape[1]};
+  if (mapped->conversion == GgufConversion::conv) view.shape = {view.shape[0], 1, view.shape[1]};
   view.owned = view.data != tensor.data();  // converted into memory this checkpoint holds
+  if (view.owned) {
+    // The converted copy is what the model reads: the file's pages it was made from need not stay
+    // resident (on the 27B, the tiled in_proj_qkv / in_proj_z alone are 2.6 GB of Q4_K / Q6_K).
+    TensorView source = view;
+    source.data = tensor.data();
+    source.nbytes = info.bytes;
+    source.owned = false;
+    release_source_pages(source);
+  }
   tensors_[view.name] = view;
   return {};
 }

@@ -16,18 +16,21 @@
 //   value heads        when nV > nK, tiled (GGUF head j·nK + g) back to grouped (HF head g·r + j) in the
 //                      V rows of in_proj_qkv, in_proj_z, in_proj_a/b, A_log, dt_bias, conv1d's V
 //                      channels and out_proj's columns: a permutation of whole rows / head-sized
-//                      column runs, exact in any type (a Q8_0 out_proj whose head size is not a
-//                      multiple of 32 is expanded to F32 first, exactly).
-// Tensor types: F32, F16, BF16 as stored (read in place); Q8_0 as its blocks (format q8_0), except
-// tensors the model reads element by element: the embedding table becomes BF16 (round to nearest
-// even of d · q; the embedding kernel reads stored types only) and any other Q8_0 non-matmul tensor
-// F32 (exact). Every other ggml type is refused, naming the tensor and the type.
+//                      column runs, exact in any type. Where a block of out_proj spans two value
+//                      heads (a head size that is not a multiple of the type's block: 128 in Q4_K's
+//                      256), its columns keep the file's order and column_heads() says which HF head
+//                      each run holds; the model puts out_proj's input in that order instead.
+// Tensor types: F32, F16, BF16 as stored (read in place); Q8_0, Q4_K, Q5_K, Q6_K and IQ4_XS as their
+// blocks (kernels/formats/) where the model reads whole rows — matmul weights and the embedding table
+// (its rows dequantised as they are gathered) — and expanded to F32 (exactly) anywhere else (a norm
+// or the conv in a block type). Every other ggml type is refused, naming the tensor and the type.
 // MTP layers (blk.N for N ≥ the model's layers) are named mtp.<gguf name>, so binding skips them.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,7 @@ class GgufCheckpoint final : public Checkpoint {
   const GgufSet& gguf() const { return *set_; }
   const std::map<std::string, GgufTypeCount>& type_counts() const { return type_counts_; }
   uint64_t converted_bytes() const { return converted_bytes_; }  // held in memory, not mapped
+  uint64_t release_converted(const std::set<const std::byte*>& in_use) override;
 
  private:
   Status add(const GgufSetTensor& tensor);
@@ -63,7 +67,8 @@ class GgufCheckpoint final : public Checkpoint {
 
   std::unique_ptr<GgufSet> set_;
   ModelConfig config_;
-  std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted tensors' values
+  std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted tensors' values (null once released)
+  std::vector<uint64_t> owned_bytes_;                 // their sizes
   std::map<std::string, GgufTypeCount> type_counts_;
   uint64_t converted_bytes_ = 0;
 };

@@ -8,6 +8,7 @@
 
 #include "io/gguf_file.h"
 #include "io/gguf_set.h"
+#include "io/gguf_writer.h"
 #include "io/model_config.h"
 #include "util/status.h"
 
@@ -20,5 +21,11 @@ inline constexpr const char* kGgufArchitecture = "qwen35";
 Result<ModelConfig> gguf_model_config(const GgufFile& gguf, int64_t vocab_size, bool tied, const std::string& label);
 // The same for a set of files, with the vocabulary and tying read from its tensors.
 Result<ModelConfig> gguf_model_config(const GgufSet& set, const std::string& label);
+
+// The inverse, for writing: general.architecture and the qwen35.* keys of `config`, as
+// convert_hf_to_gguf.py writes them (same keys, types and order), so gguf_model_config reads back
+// the same config (less what GGUF does not carry: eos from the tokenizer, vocab and tying from the
+// tensors; rms_norm_eps and rope_theta as float32).
+void set_gguf_model_config(const TextConfig& config, GgufMetadata& metadata);
 
 }  // namespace ds

@@ -2,7 +2,9 @@
 #include "model/model_loader.h"
 
 #include <chrono>
+#include <set>
 #include <filesystem>
+#include <set>
 
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "io/safetensors_checkpoint.h"
@@ -28,6 +30,24 @@ void log_gguf(const GgufCheckpoint& gguf) {
                      " bits per weight)");
   log::info("gguf: ", gguf.gguf().parts().size(), " file(s), ", human_bytes(gguf.gguf().file_bytes()), "; tensor types ", types,
             gguf.converted_bytes() ? str_cat("; ", human_bytes(gguf.converted_bytes()), " converted at load (docs/gguf.md)") : "");
+}
+
+// "weights: block FP8 (e4m3, 128 × 128 blocks, dynamic activation scales): 186 of 187 matmul weights, scales BF16; …".
+void log_block_fp8(const ModelConfig& config, Qwen35Weights& weights) {
+  int64_t fp8 = 0, total = 0;
+  std::set<std::string> scale_dtypes;
+  for (const TensorView* view : packed_matmul_weights(weights)) {
+    ++total;
+    if (view->format != WeightFormatId::fp8_blocks) continue;
+    ++fp8;
+    scale_dtypes.insert(std::string(dtype_name(view->block_scale_dtype)));
+  }
+  if (fp8 == 0) return;
+  std::string dtypes;
+  for (const std::string& dtype : scale_dtypes) dtypes += (dtypes.empty() ? "" : "/") + dtype;
+  log::info("weights: ", describe(*config.quantization), ": ", fp8, " of ", total, " matmul weights F8_E4M3 with ", dtypes,
+            " weight_scale_inv (found in the files; quantization_config.modules_to_not_convert, ",
+            config.quantization->modules_to_not_convert.size(), " names, is not used to decide); activations stay bf16");
 }
 
 }  // namespace
@@ -70,7 +90,9 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config, report.text_prefix);
   Qwen35Weights bound = std::move(weights).value();
+  log_block_fp8(loaded.config, bound);
   loaded.weights = choice;
+  for (const TensorView* w : matmul_weights(bound)) loaded.matmul_file_bytes += w->nbytes;
   uint64_t released = 0;
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -78,21 +100,43 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
     loaded.repacked = quantize_weights_int8(bound, threads, &released);
     log::info("weights: quantised to int8 (a scale per ", kInt8ScaleGroup, " inputs) in ", seconds(), " s: ",
               human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
+  } else if (choice == WeightsChoice::q4_k) {
+    DS_ASSIGN_OR_RETURN(loaded.repacked,
+                        quantize_weights_q4_k(bound, backend, Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast,
+                                              threads, &released));
+    log::info("weights: quantised to Q4_K (the head to Q6_K; DeltaNet in_proj_a/b as stored) in ", seconds(), " s: ",
+              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
   } else if (choice == WeightsChoice::native) {
     const bool fast = Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast;
     loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, &released);
     if (loaded.repacked)
-      log::info("weights: matmul weights repacked into panels (bf16 panels; GGUF Q8_0 into int8 panels, losslessly) in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
+      log::info("weights: matmul weights repacked into panels (bf16 panels; block FP8 into FP8 panels and GGUF blocks into their kernels' panels, losslessly) in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
                 " in memory (2 MiB pages), ", human_bytes(released), " of mapped source pages released (--weights mapped: read in place)");
   }
+  for (const TensorView* w : matmul_weights(bound)) loaded.matmul_bytes += w->nbytes;
+  if (loaded.repacked) {  // converted values (a GGUF's reordered value heads) the packed copies replaced
+    std::set<const std::byte*> in_use;
+    for (const TensorView* view : text_views(bound)) in_use.insert(view->data);
+    if (const uint64_t freed = loaded.checkpoint->release_converted(in_use))
+      log::info("weights: ", human_bytes(freed), " of values converted at load freed (their packed copies replace them)");
+  }
+  for (TensorView* view : packed_matmul_weights(bound))
+    if (view->format == WeightFormatId::fp8_blocks) {
+      log::warn("weights: block-FP8 matmuls run the scalar reference here (the FP8 kernels need AVX-512 BF16 + VBMI, "
+                "fast mode and repacking; --weights int8 requantises them for the int8 kernels): slow");
+      break;
+    }
   loaded.model = std::make_unique<Qwen35Model>(loaded.config, std::move(bound), backend, mode);
   log::info("model: ", dir, " (", c.num_hidden_layers, " layers: ", c.num_layers_of(LayerType::linear_attention),
             " Gated DeltaNet + ", c.num_layers_of(LayerType::full_attention), " gated attention; hidden ", c.hidden_size,
             ", vocab ", c.vocab_size, ")");
   log::info("weights: ", human_bytes(summary.text_bytes), " text (", human_count(summary.total_params), " parameters in ",
             loaded.checkpoint->files().size(), " file(s), mmapped, ", loaded.model->config().dtype.empty() ? "dtype unknown" : c.dtype,
-            ")", report.skipped_vision.empty() ? "" : str_cat("; vision tower skipped (", report.skipped_vision.size(), " tensors)"),
-            report.skipped_mtp.empty() ? "" : str_cat("; MTP skipped (", report.skipped_mtp.size(), " tensors)"));
+            ")", report.skipped_vision.empty() ? "" : str_cat("; the vision tower's ", report.skipped_vision.size(), " tensors are left to the vision loader"),
+            report.skipped_mtp.empty() ? "" : str_cat("; the GGUF's MTP (nextn) layers skipped (", report.skipped_mtp.size(), " tensors)"));
+  if (const auto mtp = summary.parts.find(WeightPart::mtp); loaded.model->has_mtp() && mtp != summary.parts.end())
+    log::info("mtp: head bound (", loaded.model->weights().mtp->layers.size(), " layer(s), ", human_count(mtp->second.params),
+              " parameters, ", human_bytes(mtp->second.bytes), ")");
   log::info("compute: ", loaded.model->mode() == ComputeMode::f32 ? "f32 (fp32 activations)" : "fast (bf16 matmul inputs, fp32 accumulation)",
             ", backend ", backend.name());
   return loaded;

@@ -18,14 +18,17 @@ namespace ds {
 // native: the checkpoint's dtype (bf16 / f16 / f32); bf16 matmul weights are repacked into panels
 // (bf16_repack.h) in fast mode when the backend runs them. mapped: the same values read straight from
 // the mapped files (no repacking: quicker start, pages shared with other processes, slower kernels).
-// int8: quantised at load (quantize.h).
-enum class WeightsChoice { native, mapped, int8 };
+// int8: quantised at load to int8 panels; q4_k: to Q4_K panels, the head to Q6_K (quantize.h).
+enum class WeightsChoice { native, mapped, int8, q4_k };
 
 struct LoadedModel {
   ModelConfig config;
   std::unique_ptr<Checkpoint> checkpoint;  // owns the mappings (and converted values) the weights point into
   WeightsChoice weights = WeightsChoice::native;
-  std::unique_ptr<WeightArena> repacked;  // bf16 panels or int8 copies of the matmul weights (null: all mapped)
+  std::unique_ptr<WeightArena> repacked;  // the matmul weights in their kernels' formats (null: all mapped)
+  // The matmul weights' bytes (projections and head) as the checkpoint stores them, and as the model
+  // reads them after loading (repacked or quantised): what a decode step streams.
+  uint64_t matmul_file_bytes = 0, matmul_bytes = 0;
   std::unique_ptr<Qwen35Model> model;
 };
 

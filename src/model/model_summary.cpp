@@ -17,7 +17,8 @@ ModelSummary summarize_checkpoint(const Checkpoint& checkpoint, const ModelConfi
 
   ModelSummary summary;
   for (const auto& [name, view] : checkpoint.tensors()) {
-    auto it = part_of.find(name);
+    // A block-FP8 weight's scales (X.weight_scale_inv) belong to its part.
+    auto it = part_of.find(name.ends_with("_scale_inv") ? name.substr(0, name.size() - 10) : name);
     WeightPart part = it != part_of.end() ? it->second
                       : name.rfind(kVisionPrefix, 0) == 0 ? WeightPart::vision
                       : name.rfind(kMtpPrefix, 0) == 0    ? WeightPart::mtp

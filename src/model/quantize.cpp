@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "kernels/formats/kquant/kquant_type.h"
 #include "model/weight_packing.h"
 
 namespace ds {
@@ -41,12 +42,43 @@ int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released) {
   const std::unordered_set<std::string> wide = sixteen_bit_inputs(weights);
   std::vector<PackedWeight> plan;
-  for (TensorView* view : matmul_weights(weights)) {
-    const WeightFormatId route =
-        view->format == WeightFormatId::q8_0 ? WeightFormatId::q8_0_int8_panels : WeightFormatId::int8_panels;
-    plan.push_back(PackedWeight{view, route, wide.count(view->name) ? 2 : 1});
+  for (TensorView* view : packed_matmul_weights(weights)) {
+    // GGUF blocks keep their quantisation (Q8_0 becomes int8 panels losslessly; 4–6-bit types their
+    // own panels, whose kernels read 8-bit activations only).
+    const auto kernel_format = kernel_format_of_blocks(view->format);
+    if (kernel_format && view->format != WeightFormatId::q8_0) {
+      plan.push_back(PackedWeight{view, *kernel_format, 1});
+      continue;
+    }
+    plan.push_back(PackedWeight{view, kernel_format.value_or(WeightFormatId::int8_panels), wide.count(view->name) ? 2 : 1});
   }
   return pack_weights("quantising weights to int8", plan, threads, released);
+}
+
+Result<std::unique_ptr<WeightArena>> quantize_weights_q4_k(Qwen35Weights& weights, const Backend& backend,
+                                                           bool round_input_bf16, int threads, uint64_t* released) {
+  std::unordered_set<std::string> as_stored;
+  for (const DecoderLayerWeights& layer : weights.layers)
+    if (layer.type == LayerType::linear_attention)
+      for (const TensorView* w : {&layer.deltanet.in_proj_a, &layer.deltanet.in_proj_b}) as_stored.insert(w->name);
+  std::vector<PackedWeight> plan;
+  for (TensorView* view : packed_matmul_weights(weights)) {
+    if (const auto kernel_format = kernel_format_of_blocks(view->format)) {  // GGUF blocks, losslessly
+      plan.push_back(PackedWeight{view, *kernel_format, view->format == WeightFormatId::q8_0 ? int8_activation_planes(weights, *view) : 1});
+      continue;
+    }
+    if (as_stored.count(view->name)) {
+      const WeightFormatId format = backend.preferred_format(*view, round_input_bf16);
+      if (format != view->format) plan.push_back(PackedWeight{view, format});
+      continue;
+    }
+    if (view->shape[1] % kSuperblock != 0)
+      return Status::errorf("--weights q4_k: ", view->name, " has rows of ", view->shape[1],
+                            " values; Q4_K needs a multiple of ", kSuperblock, " (use --weights int8)");
+    const bool head = view == &weights.lm_head;
+    plan.push_back(PackedWeight{view, head ? WeightFormatId::q6_k_panels : WeightFormatId::q4_k_panels});
+  }
+  return pack_weights("quantising weights to Q4_K", plan, threads, released);
 }
 
 }  // namespace ds

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/deltanet_record.h"
+
 namespace ds {
 
 Qwen35Model::Qwen35Model(const ModelConfig& config, Qwen35Weights weights, Backend& backend, ComputeMode mode)
@@ -30,7 +32,7 @@ void Qwen35Model::matmuls(const float* x, int64_t rows, std::initializer_list<Ba
   backend_.matmuls(x, rows, std::span(outputs.begin(), outputs.size()), mode_ == ComputeMode::fast);
 }
 
-Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws) const {
+Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws, bool uses_kv) const {
   const int64_t total = batch.total_tokens();
   if (total > ws.max_tokens)
     return Status::errorf("batch of ", total, " tokens exceeds the workspace capacity of ", ws.max_tokens);
@@ -38,28 +40,30 @@ Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, c
     const SequenceInput& seq = batch.sequences[s];
     const auto n = static_cast<int64_t>(seq.tokens.size());
     if (n == 0) return Status::errorf("sequence ", s, " has no tokens");
-    if (seq.kind == StepKind::decode && n != 1)
-      return Status::errorf("sequence ", s, " is a decode step of ", n, " tokens, expected exactly 1");
+    if (seq.record && (seq.record->max_rows < n || seq.record->conv_dim != config_.conv_dim()))
+      return Status::errorf("sequence ", s, ": its DeltaNet record holds ", seq.record->max_rows, " rows of ",
+                            seq.record->conv_dim, " channels, the call runs ", n, " of ", config_.conv_dim());
     for (int32_t id : seq.tokens)
       if (id < 0 || id >= config_.vocab_size)
         return Status::errorf("token id ", id, " is outside the vocabulary [0, ", config_.vocab_size, ")");
     const int64_t needed = (seq.start_pos + n + kv.block_size() - 1) / kv.block_size();
-    if (num_attention_layers() > 0 && static_cast<int64_t>(seq.block_table.size()) < needed)
+    if (uses_kv && static_cast<int64_t>(seq.block_table.size()) < needed)
       return Status::errorf("sequence ", s, " needs ", needed, " KV blocks for ", seq.start_pos + n, " positions, has ",
                             seq.block_table.size());
     for (int32_t block : seq.block_table)
       if (block < 0 || block >= kv.num_blocks()) return Status::errorf("KV block id ", block, " is out of range");
     if (!seq.positions.empty() && static_cast<int64_t>(seq.positions.size()) != 3 * n)
       return Status::errorf("sequence ", s, ": positions hold ", seq.positions.size(), " values, expected 3 × ", n);
+    if (seq.embedding_rows.size() != seq.embedding_at.size() * static_cast<size_t>(config_.hidden_size))
+      return Status::errorf("sequence ", s, ": embedding rows hold ", seq.embedding_rows.size(), " values, expected ",
+                            seq.embedding_at.size(), " × ", config_.hidden_size);
+    for (int32_t at : seq.embedding_at)
+      if (at < 0 || at >= n) return Status::errorf("sequence ", s, ": embedding row at token ", at, " of ", n);
   }
   return {};
 }
 
-Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNetStateSlots& states, Workspace& ws,
-                            float* logits) {
-  DS_TRY(validate(batch, kv, ws));
-  const int64_t T = batch.total_tokens(), H = config_.hidden_size;
-
+void Qwen35Model::gather_tokens_and_positions(const ForwardBatch& batch, Workspace& ws) {
   // Tokens and positions of all sequences, concatenated: row r of every [T, ·] buffer.
   int64_t row = 0;
   for (const SequenceInput& seq : batch.sequences) {
@@ -70,35 +74,70 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
                                                              : seq.positions[i * 3 + axis];
     }
   }
-  backend_.embedding(ws.tokens.data(), T, weights_.embed_tokens, ws.hidden.data());
-  rope_.angles(ws.positions.data(), T, ws.rope_cos.data(), ws.rope_sin.data());
+  rope_.angles(ws.positions.data(), row, ws.rope_cos.data(), ws.rope_sin.data());
+}
 
+void Qwen35Model::decoder_layer(const DecoderLayerWeights& layer, int64_t cache_layer, const ForwardBatch& batch,
+                                KvBlockPool& kv, DeltaNetStateSlots* states, Workspace& ws) {
+  const int64_t T = batch.total_tokens(), H = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  for (size_t l = 0; l < weights_.layers.size(); ++l) {
-    const DecoderLayerWeights& layer = weights_.layers[l];
-    backend_.rms_norm(ws.hidden.data(), T, H, layer.input_layernorm, eps, ws.normed.data());
-    if (layer.type == LayerType::full_attention) attention_layer(layer, cache_index_[l], batch, kv, ws);
-    else deltanet_layer(layer, cache_index_[l], batch, states, ws);
-    backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
-    backend_.rms_norm(ws.hidden.data(), T, H, layer.post_attention_layernorm, eps, ws.normed.data());
-    mlp(layer.mlp, T, ws);
-    backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
-  }
+  backend_.rms_norm(ws.hidden.data(), T, H, layer.input_layernorm, eps, ws.normed.data());
+  if (layer.type == LayerType::full_attention) attention_layer(layer, cache_layer, batch, kv, ws);
+  else deltanet_layer(layer, cache_layer, batch, *states, ws);
+  backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
+  backend_.rms_norm(ws.hidden.data(), T, H, layer.post_attention_layernorm, eps, ws.normed.data());
+  mlp(layer.mlp, T, ws);
+  backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
+}
 
-  // Final norm and head only on the rows that want logits.
-  int64_t out_rows = 0;
-  row = 0;
+Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNetStateSlots& states, Workspace& ws,
+                            float* logits, float* hidden) {
+  DS_TRY(validate(batch, kv, ws, num_attention_layers() > 0));
+  if (batch.hidden_rows() > 0 && hidden == nullptr) return Status::error("the batch asks for hidden rows but gives no buffer");
+  const int64_t T = batch.total_tokens(), H = config_.hidden_size;
+  gather_tokens_and_positions(batch, ws);
+  backend_.embedding(ws.tokens.data(), T, weights_.embed_tokens, ws.hidden.data());
+  // Rows that stand in for token embeddings (the vision merger's, at image-pad tokens).
+  int64_t row = 0;
+  for (const SequenceInput& seq : batch.sequences) {
+    for (size_t k = 0; k < seq.embedding_at.size(); ++k)
+      std::copy_n(seq.embedding_rows.data() + k * static_cast<size_t>(H), H, ws.hidden.data() + (row + seq.embedding_at[k]) * H);
+    row += static_cast<int64_t>(seq.tokens.size());
+  }
+  for (size_t l = 0; l < weights_.layers.size(); ++l)
+    decoder_layer(weights_.layers[l], cache_index_[l], batch, kv, &states, ws);
+  norm_and_head(batch, weights_.norm, weights_.lm_head, ws, logits, hidden);
+  return {};
+}
+
+void Qwen35Model::norm_and_head(const ForwardBatch& batch, const TensorView& final_norm, const TensorView& head,
+                                Workspace& ws, float* logits, float* hidden) {
+  const int64_t H = config_.hidden_size;
+  // The first row of a sequence that wants logits (or hidden): n when it wants none.
+  auto first_row = [](LogitsRows rows, int64_t n) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
+  // Every row that wants either, normed together (the norm works row by row): ws.normed [out_rows, H].
+  int64_t out_rows = 0, row = 0;
   for (const SequenceInput& seq : batch.sequences) {
     const auto n = static_cast<int64_t>(seq.tokens.size());
-    const int64_t first = seq.logits == LogitsRows::all ? 0 : seq.logits == LogitsRows::last ? n - 1 : n;
+    const int64_t first = std::min(first_row(seq.logits, n), first_row(seq.hidden, n));
     for (int64_t i = first; i < n; ++i, ++out_rows)
       std::memcpy(ws.head_in.data() + out_rows * H, ws.hidden.data() + (row + i) * H, sizeof(float) * H);
     row += n;
   }
-  if (out_rows == 0) return {};
-  backend_.rms_norm(ws.head_in.data(), out_rows, H, weights_.norm, eps, ws.normed.data());
-  matmul(ws.normed.data(), out_rows, weights_.lm_head, logits);
-  return {};
+  if (out_rows == 0) return;
+  backend_.rms_norm(ws.head_in.data(), out_rows, H, final_norm, static_cast<float>(config_.rms_norm_eps), ws.normed.data());
+  // Hidden rows out, and the logits rows gathered into ws.head_in [logits_rows, H] for the head.
+  int64_t normed_row = 0, hidden_rows = 0, logits_rows = 0;
+  for (const SequenceInput& seq : batch.sequences) {
+    const auto n = static_cast<int64_t>(seq.tokens.size());
+    const int64_t first_logits = first_row(seq.logits, n), first_hidden = first_row(seq.hidden, n);
+    for (int64_t i = std::min(first_logits, first_hidden); i < n; ++i, ++normed_row) {
+      const float* normed = ws.normed.data() + normed_row * H;
+      if (i >= first_hidden) std::memcpy(hidden + (hidden_rows++) * H, normed, sizeof(float) * H);
+      if (i >= first_logits) std::memcpy(ws.head_in.data() + (logits_rows++) * H, normed, sizeof(float) * H);
+    }
+  }
+  if (logits_rows > 0) matmul(ws.head_in.data(), logits_rows, head, logits);
 }
 
 void Qwen35Model::mlp(const MlpWeights& w, int64_t T, Workspace& ws) {

@@ -3,6 +3,7 @@
 // the caches and a workspace.
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 #include <vector>
 
@@ -28,18 +29,67 @@ class Qwen35Model {
   // The mode a model computes in: fp32 checkpoints (fp32 embeddings) always compute in fp32.
   static ComputeMode effective_mode(ComputeMode requested, const Qwen35Weights& weights);
 
+  const Qwen35Weights& weights() const { return weights_; }
   const TextConfig& config() const { return config_; }
   Backend& backend() { return backend_; }
   ComputeMode mode() const { return mode_; }
   int64_t num_attention_layers() const { return config_.num_layers_of(LayerType::full_attention); }
   int64_t num_deltanet_layers() const { return config_.num_layers_of(LayerType::linear_attention); }
 
-  // Runs the batch; writes logits [batch.logits_rows(), vocab] in batch order. Token ids, block
+  // Runs the batch; writes logits [batch.logits_rows(), vocab] and, where sequences ask for them,
+  // hidden rows after the final norm [batch.hidden_rows(), H], both in batch order. Token ids, block
   // tables and sizes are checked (they come from requests): a bad batch is an error, not a crash.
-  Status forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNetStateSlots& states, Workspace& ws, float* logits);
+  Status forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNetStateSlots& states, Workspace& ws, float* logits,
+                 float* hidden = nullptr);
+
+  // The MTP head (vLLM Qwen3_5MultiTokenPredictor; ../shared/docs/qwen35-mtp.md §1.2), bound when the
+  // checkpoint holds mtp.*. Its attention layers keep their K/V in `kv` after the main model's
+  // attention layers (mtp_kv_layer), addressed by the same block tables and positions.
+  bool has_mtp() const { return weights_.mtp.has_value(); }
+  int64_t num_mtp_layers() const { return has_mtp() ? static_cast<int64_t>(weights_.mtp->layers.size()) : 0; }
+  // KV pool layers a model needs: its attention layers, and with the MTP head the head's layers too.
+  int64_t num_kv_layers(bool with_mtp) const { return num_attention_layers() + (with_mtp ? num_mtp_layers() : 0); }
+  // The pool layer of the MTP layer that draft step `step` runs (vLLM: layers[step % num_mtp_layers]).
+  int64_t mtp_kv_layer(int64_t step) const { return num_attention_layers() + step % std::max<int64_t>(1, num_mtp_layers()); }
+
+  // One MTP pass: per sequence, row i pairs `pair_hidden` row i — the main model's hidden after the
+  // final norm at position start_pos + i, or for chained drafts the previous MTP hidden after mtp.norm —
+  // with tokens[i], the token at the next position, and runs at position start_pos + i (its K/V land
+  // there). Writes logits [batch.logits_rows(), vocab] (the prediction for the position after the
+  // token) and MTP hidden rows after mtp.norm [batch.hidden_rows(), H] (the next chained step's input).
+  // pair_hidden: [batch.total_tokens(), H]; must not be a workspace buffer. Needs a workspace made
+  // with MTP buffers and a pool with num_kv_layers(true) layers.
+  Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, KvBlockPool& kv, Workspace& ws,
+                     float* logits, float* mtp_hidden = nullptr);
+  // A draft vocabulary: mtp_forward's logits cover tokens [0, n) only — the head reads the first n rows
+  // of lm_head instead of all (speculative decoding's drafts; ../shared/docs/qwen35-mtp.md §4). n = 0:
+  // the whole vocabulary again. Errors: n outside (0, vocab], not a multiple of the head weight's panel
+  // rows, or a head format whose leading rows are not a weight of their own (only row-major, bf16 and
+  // int8 panels are).
+  Status set_mtp_vocab(int64_t n);
+  int64_t mtp_vocab() const { return mtp_head_.shape.empty() ? config_.vocab_size : mtp_head_.shape[0]; }
+
+  // Rolls a sequence's DeltaNet state to the end of the first `rows` rows of a recorded decode call
+  // (SequenceInput::record). The caller has put the state from before that call back into `slot`;
+  // this reruns the conv and the recurrent kernel over the recorded inputs — the operations that call
+  // made for those rows, in the same order — so the state (recurrent and conv window) equals, bit for
+  // bit, what a decode call of just those rows leaves. Attention KV needs no replay: entries past the
+  // kept length are overwritten by the next call.
+  Status replay_deltanet(const DeltaNetRecord& record, int64_t rows, DeltaNetStateSlots& states, int32_t slot,
+                         Workspace& ws);
 
  private:
-  Status validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws) const;
+  // uses_kv: the call reads the sequences' block tables (they must cover every position).
+  Status validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws, bool uses_kv) const;
+  // Token ids and positions of all sequences into ws.tokens / ws.positions, RoPE angles for them.
+  void gather_tokens_and_positions(const ForwardBatch& batch, Workspace& ws);
+  // Pre-norm mixer + residual, pre-norm MLP + residual on ws.hidden.
+  void decoder_layer(const DecoderLayerWeights& layer, int64_t cache_layer, const ForwardBatch& batch, KvBlockPool& kv,
+                     DeltaNetStateSlots* states, Workspace& ws);
+  // `final_norm` over the rows that want logits or hidden (from ws.hidden), hidden rows out, head on
+  // the logits rows.
+  void norm_and_head(const ForwardBatch& batch, const TensorView& final_norm, const TensorView& head, Workspace& ws,
+                     float* logits, float* hidden);
   void attention_layer(const DecoderLayerWeights& layer, int64_t kv_layer, const ForwardBatch& batch, KvBlockPool& kv,
                        Workspace& ws);
   void deltanet_layer(const DecoderLayerWeights& layer, int64_t state_layer, const ForwardBatch& batch,
@@ -55,6 +105,7 @@ class Qwen35Model {
   ComputeMode mode_;
   RopeTable rope_;
   std::vector<int64_t> cache_index_;  // layer -> index among its kind (kv layer or state layer)
+  TensorView mtp_head_;               // the MTP head's lm_head rows (set_mtp_vocab); empty: all of lm_head
 };
 
 }  // namespace ds

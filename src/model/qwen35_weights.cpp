@@ -2,6 +2,7 @@
 // reported at once (name, expected, found), so a user fixes a broken checkpoint in one pass.
 #include "model/qwen35_weights.h"
 
+#include "model/fp8_weights.h"
 #include "model/weight_spec.h"
 
 namespace ds {
@@ -40,11 +41,17 @@ Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelCon
   WeightTableOptions options;
   options.text_prefix = out.text_prefix;
   options.lm_head = !weights.tied;
+  // Any HF-layout mtp.* tensor means the file carries the head: then all of it is bound and checked.
+  for (const auto& [name, _] : checkpoint.tensors())
+    if (starts_with(name, kMtpPrefix) && !starts_with(name, kGgufMtpPrefix)) options.mtp = true;
   const std::vector<WeightSpec> table = qwen35_weight_table(config, options, &weights);
 
   std::vector<std::string> problems;
+  const Fp8Pairing fp8 = pair_block_fp8(checkpoint, config, &problems);
+  for (const std::string& scale : fp8.scales) checkpoint.mark_taken(scale);
   for (const WeightSpec& spec : table) {
-    const TensorView* view = checkpoint.find(spec.name);
+    const auto paired = fp8.weights.find(spec.name);
+    const TensorView* view = paired != fp8.weights.end() ? &paired->second : checkpoint.find(spec.name);
     if (view == nullptr) {
       problems.push_back(str_cat("missing tensor \"", spec.name, "\" (expected shape ", shape_to_string(spec.shape),
                                  spec.name == "lm_head.weight" ? ", since tie_word_embeddings is false)" : ")"));
@@ -56,13 +63,19 @@ Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelCon
                                  shape_to_string(view->shape)));
       continue;
     }
-    // GGUF Q8_0 blocks (kernels/formats/q8_0/): GgufCheckpoint leaves only matmul weights in them.
-    if (view->format != WeightFormatId::q8_0 && !is_accepted_text_dtype(view->dtype)) {
+    // FP8 tensors pair_block_fp8 could not pair: it said why.
+    if (view->format == WeightFormatId::stored && (view->dtype == DType::F8_E4M3 || view->dtype == DType::F8_E5M2)) continue;
+    // GGUF blocks (q8_0, q4_k, ...: kernels/formats/): GgufCheckpoint leaves only matmul weights and
+    // the embedding table in them; their formats read whole rows.
+    if (view->format == WeightFormatId::stored && !is_accepted_text_dtype(view->dtype)) {
       problems.push_back(str_cat("tensor \"", spec.name, "\": expected dtype BF16, F16 or F32, found ", dtype_name(view->dtype)));
       continue;
     }
     if (spec.target) *spec.target = *view;
   }
+  for (DecoderLayerWeights& layer : weights.layers)
+    if (layer.type == LayerType::linear_attention)
+      layer.deltanet.out_proj_column_heads = checkpoint.column_heads(layer.deltanet.out_proj.name);
   if (weights.tied) {
     weights.lm_head = weights.embed_tokens;
     if (file_has_head) {  // HF ties the parameters, so the stored copy is never used
@@ -75,7 +88,7 @@ Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelCon
     if (starts_with(name, kVisionPrefix)) {
       out.skipped_vision.push_back(name);
       checkpoint.mark_taken(name);
-    } else if (starts_with(name, kMtpPrefix)) {
+    } else if (starts_with(name, kGgufMtpPrefix)) {
       out.skipped_mtp.push_back(name);
       checkpoint.mark_taken(name);
     }
@@ -100,6 +113,50 @@ std::vector<TensorView*> matmul_weights(Qwen35Weights& weights) {
     for (TensorView* w : {&layer.mlp.gate_proj, &layer.mlp.up_proj, &layer.mlp.down_proj}) views.push_back(w);
   }
   views.push_back(&weights.lm_head);
+  return views;
+}
+
+std::vector<TensorView*> mtp_matmul_weights(Qwen35Weights& weights) {
+  std::vector<TensorView*> views;
+  if (!weights.mtp) return views;
+  views.push_back(&weights.mtp->fc);
+  for (DecoderLayerWeights& layer : weights.mtp->layers) {
+    FullAttentionWeights& a = layer.attention;
+    for (TensorView* w : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &layer.mlp.gate_proj, &layer.mlp.up_proj,
+                          &layer.mlp.down_proj})
+      views.push_back(w);
+  }
+  return views;
+}
+
+std::vector<TensorView*> packed_matmul_weights(Qwen35Weights& weights) {
+  std::vector<TensorView*> views = matmul_weights(weights);
+  for (TensorView* w : mtp_matmul_weights(weights)) views.push_back(w);
+  return views;
+}
+
+}  // namespace ds
+
+namespace ds {
+
+std::vector<const TensorView*> text_views(const Qwen35Weights& w) {
+  std::vector<const TensorView*> views{&w.embed_tokens, &w.norm, &w.lm_head};
+  std::vector<const DecoderLayerWeights*> layers;
+  for (const DecoderLayerWeights& layer : w.layers) layers.push_back(&layer);
+  if (w.mtp) {
+    views.insert(views.end(), {&w.mtp->pre_fc_norm_embedding, &w.mtp->pre_fc_norm_hidden, &w.mtp->fc, &w.mtp->norm});
+    for (const DecoderLayerWeights& layer : w.mtp->layers) layers.push_back(&layer);
+  }
+  for (const DecoderLayerWeights* layer_ptr : layers) {
+    const DecoderLayerWeights& layer = *layer_ptr;
+    const FullAttentionWeights& a = layer.attention;
+    const GatedDeltaNetWeights& d = layer.deltanet;
+    const MlpWeights& m = layer.mlp;
+    views.insert(views.end(), {&layer.input_layernorm, &layer.post_attention_layernorm, &a.q_proj, &a.k_proj,
+                               &a.v_proj, &a.o_proj, &a.q_norm, &a.k_norm, &d.in_proj_qkv, &d.in_proj_z, &d.in_proj_b,
+                               &d.in_proj_a, &d.conv1d, &d.A_log, &d.dt_bias, &d.norm, &d.out_proj, &m.gate_proj,
+                               &m.up_proj, &m.down_proj});
+  }
   return views;
 }
 

@@ -114,4 +114,15 @@ nlohmann::ordered_json preset_generation_config_json() {
           {"top_p", 0.95},          {"transformers_version", "4.57.0.dev0"}};
 }
 
+nlohmann::ordered_json preset_preprocessor_config_json() {
+  return {{"size", {{"longest_edge", 16777216}, {"shortest_edge", 65536}}},
+          {"patch_size", 16},
+          {"temporal_patch_size", 2},
+          {"merge_size", 2},
+          {"image_mean", {0.5, 0.5, 0.5}},
+          {"image_std", {0.5, 0.5, 0.5}},
+          {"processor_class", "Qwen3VLProcessor"},
+          {"image_processor_type", "Qwen2VLImageProcessorFast"}};
+}
+
 }  // namespace ds

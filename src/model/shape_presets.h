@@ -28,5 +28,8 @@ Result<ShapePreset> find_shape_preset(const std::string& name);
 // `dtype` is the HF name written in the config ("bfloat16", "float16", "float32").
 nlohmann::ordered_json preset_config_json(const ShapePreset& preset, bool text_only, const std::string& dtype);
 nlohmann::ordered_json preset_generation_config_json();
+// preprocessor_config.json as Qwen3.5 / Qwen3.6 releases ship it (../shared/docs/qwen35-vision.md §1.1):
+// written beside a checkpoint with a vision tower, which the server needs to take images.
+nlohmann::ordered_json preset_preprocessor_config_json();
 
 }  // namespace ds

@@ -41,24 +41,28 @@ std::optional<std::vector<bool>> producible_ids(const std::string& tokenizer_jso
   return produced;
 }
 
-void make_text_visible(const std::string& name, std::span<const int64_t> shape, DType dtype, std::span<std::byte> bytes,
-                       const std::string& text_prefix, bool tied, const std::vector<bool>& produced) {
+void visible_text_edits(const std::string& name, std::span<const int64_t> shape, const std::string& text_prefix, bool tied,
+                        const std::vector<bool>& produced, FunctionRef<void(int64_t, float)> set) {
   const bool embedding = name == text_prefix + "embed_tokens.weight", head = name == "lm_head.weight";
   if (embedding || head) {  // [vocab, hidden]: column 0 = +1, −1 for unproducible ids where it scores them
     const bool scores = head || tied;
     for (int64_t id = 0; id < shape[0]; ++id) {
       const bool visible = static_cast<size_t>(id) < produced.size() && produced[static_cast<size_t>(id)];
-      store(bytes, dtype, id * shape[1], visible || !scores ? 1.0f : -1.0f);
+      set(id * shape[1], visible || !scores ? 1.0f : -1.0f);
     }
     return;
   }
-  if (name == text_prefix + "norm.weight") return store(bytes, dtype, 0, kFinalScale - 1.0f);  // zero-centred
+  if (name == text_prefix + "norm.weight") return set(0, kFinalScale - 1.0f);  // zero-centred
   if (name.rfind(text_prefix + "layers.", 0) != 0) return;
-  if (ends_with(name, ".input_layernorm.weight") || ends_with(name, ".post_attention_layernorm.weight"))
-    return store(bytes, dtype, 0, -1.0f);
+  if (ends_with(name, ".input_layernorm.weight") || ends_with(name, ".post_attention_layernorm.weight")) return set(0, -1.0f);
   if (ends_with(name, ".self_attn.o_proj.weight") || ends_with(name, ".linear_attn.out_proj.weight") ||
       ends_with(name, ".mlp.down_proj.weight"))
-    for (int64_t col = 0; col < shape[1]; ++col) store(bytes, dtype, col, 0.0f);  // [hidden, in]: row 0
+    for (int64_t col = 0; col < shape[1]; ++col) set(col, 0.0f);  // [hidden, in]: row 0
+}
+
+void make_text_visible(const std::string& name, std::span<const int64_t> shape, DType dtype, std::span<std::byte> bytes,
+                       const std::string& text_prefix, bool tied, const std::vector<bool>& produced) {
+  visible_text_edits(name, shape, text_prefix, tied, produced, [&](int64_t index, float value) { store(bytes, dtype, index, value); });
 }
 
 }  // namespace ds

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "io/dtype.h"
+#include "util/function_ref.h"
 
 namespace ds {
 
@@ -27,9 +28,13 @@ inline constexpr float kFinalScale = 1000.0f;
 // token; nullopt when tokenizer.json has no vocabulary (a test checkpoint: then nothing is edited).
 std::optional<std::vector<bool>> producible_ids(const std::string& tokenizer_json, int64_t vocab);
 
-// Rewrites the elements of tensor `name` (shape, dtype, its bytes as written) that the scheme
-// above sets; other tensors are left alone. text_prefix: "model.language_model." or "model."; tied:
-// the embedding is also the head.
+// The elements of tensor `name` (shape) that the scheme above sets: set(flat index, value) for each;
+// nothing for other tensors. text_prefix: "model.language_model." or "model."; tied: the embedding
+// is also the head.
+void visible_text_edits(const std::string& name, std::span<const int64_t> shape, const std::string& text_prefix, bool tied,
+                        const std::vector<bool>& produced, FunctionRef<void(int64_t, float)> set);
+
+// The same edits written into the tensor's bytes (dtype, as written).
 void make_text_visible(const std::string& name, std::span<const int64_t> shape, DType dtype, std::span<std::byte> bytes,
                        const std::string& text_prefix, bool tied, const std::vector<bool>& produced);
 

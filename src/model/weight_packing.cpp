@@ -10,6 +10,17 @@
 
 namespace ds {
 
+std::optional<WeightFormatId> kernel_format_of_blocks(WeightFormatId format) {
+  switch (format) {
+    case WeightFormatId::q8_0: return WeightFormatId::q8_0_int8_panels;
+    case WeightFormatId::q4_k: return WeightFormatId::q4_k_panels;
+    case WeightFormatId::q5_k: return WeightFormatId::q5_k_panels;
+    case WeightFormatId::q6_k: return WeightFormatId::q6_k_panels;
+    case WeightFormatId::iq4_xs: return WeightFormatId::iq4_xs_panels;
+    default: return std::nullopt;
+  }
+}
+
 std::unique_ptr<WeightArena> pack_weights(const std::string& label, std::span<const PackedWeight> plan, int threads,
                                           uint64_t* released) {
   std::vector<TensorView*> views;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -18,6 +19,10 @@ struct PackedWeight {
   WeightFormatId format;         // a format whose pack() makes it from the view's format
   int64_t activation_planes = 1;  // TensorView::activation_planes of the result
 };
+
+// The format the kernels run a weight stored in a GGUF block type from (the same values, repacked
+// at load: Q8_0 → int8 panels, Q4_K → Q4_K panels, ...), or nullopt for any other format.
+std::optional<WeightFormatId> kernel_format_of_blocks(WeightFormatId format);
 
 // Packs every weight of `plan` into one new arena (progress on stderr under `label`); sets
 // *released to the bytes of mapped source pages released.

@@ -14,13 +14,18 @@ class TableBuilder {
            TensorView* target = nullptr, DType dtype = DType::BF16) {
     out_.push_back(WeightSpec{name, std::move(shape), part, dtype, init, target});
   }
+  // A projection Qwen's FP8 releases convert to block FP8.
+  void fp8_linear(const std::string& name, std::vector<int64_t> shape, WeightPart part, TensorView* target) {
+    add(name, std::move(shape), part, WeightInit::normal, target);
+    out_.back().block_fp8_in_release = true;
+  }
 
   void attention(const std::string& p, const TextConfig& c, WeightPart part, FullAttentionWeights* w) {
     const int64_t H = c.hidden_size, D = c.head_dim, nH = c.num_attention_heads, nKV = c.num_key_value_heads;
-    add(p + "q_proj.weight", {nH * 2 * D, H}, part, WeightInit::normal, w ? &w->q_proj : nullptr);
-    add(p + "k_proj.weight", {nKV * D, H}, part, WeightInit::normal, w ? &w->k_proj : nullptr);
-    add(p + "v_proj.weight", {nKV * D, H}, part, WeightInit::normal, w ? &w->v_proj : nullptr);
-    add(p + "o_proj.weight", {H, nH * D}, part, WeightInit::normal, w ? &w->o_proj : nullptr);
+    fp8_linear(p + "q_proj.weight", {nH * 2 * D, H}, part, w ? &w->q_proj : nullptr);
+    fp8_linear(p + "k_proj.weight", {nKV * D, H}, part, w ? &w->k_proj : nullptr);
+    fp8_linear(p + "v_proj.weight", {nKV * D, H}, part, w ? &w->v_proj : nullptr);
+    fp8_linear(p + "o_proj.weight", {H, nH * D}, part, w ? &w->o_proj : nullptr);
     add(p + "q_norm.weight", {D}, part, WeightInit::centred_norm, w ? &w->q_norm : nullptr);
     add(p + "k_norm.weight", {D}, part, WeightInit::centred_norm, w ? &w->k_norm : nullptr);
   }
@@ -28,8 +33,8 @@ class TableBuilder {
   void deltanet(const std::string& p, const TextConfig& c, GatedDeltaNetWeights* w) {
     const int64_t H = c.hidden_size, nV = c.linear_num_value_heads, dV = c.linear_value_head_dim;
     const WeightPart part = WeightPart::deltanet;
-    add(p + "in_proj_qkv.weight", {c.conv_dim(), H}, part, WeightInit::normal, w ? &w->in_proj_qkv : nullptr);
-    add(p + "in_proj_z.weight", {nV * dV, H}, part, WeightInit::normal, w ? &w->in_proj_z : nullptr);
+    fp8_linear(p + "in_proj_qkv.weight", {c.conv_dim(), H}, part, w ? &w->in_proj_qkv : nullptr);
+    fp8_linear(p + "in_proj_z.weight", {nV * dV, H}, part, w ? &w->in_proj_z : nullptr);
     add(p + "in_proj_b.weight", {nV, H}, part, WeightInit::normal, w ? &w->in_proj_b : nullptr);
     add(p + "in_proj_a.weight", {nV, H}, part, WeightInit::normal, w ? &w->in_proj_a : nullptr);
     add(p + "conv1d.weight", {c.conv_dim(), 1, c.linear_conv_kernel_dim}, part, WeightInit::conv,
@@ -38,14 +43,14 @@ class TableBuilder {
     add(p + "A_log", {nV}, part, WeightInit::a_log, w ? &w->A_log : nullptr, DType::F32);
     add(p + "dt_bias", {nV}, part, WeightInit::dt_bias, w ? &w->dt_bias : nullptr);
     add(p + "norm.weight", {dV}, part, WeightInit::plain_norm, w ? &w->norm : nullptr, DType::F32);
-    add(p + "out_proj.weight", {H, nV * dV}, part, WeightInit::normal, w ? &w->out_proj : nullptr);
+    fp8_linear(p + "out_proj.weight", {H, nV * dV}, part, w ? &w->out_proj : nullptr);
   }
 
   void mlp(const std::string& p, const TextConfig& c, WeightPart part, MlpWeights* w) {
     const int64_t H = c.hidden_size, I = c.intermediate_size;
-    add(p + "gate_proj.weight", {I, H}, part, WeightInit::normal, w ? &w->gate_proj : nullptr);
-    add(p + "up_proj.weight", {I, H}, part, WeightInit::normal, w ? &w->up_proj : nullptr);
-    add(p + "down_proj.weight", {H, I}, part, WeightInit::normal, w ? &w->down_proj : nullptr);
+    fp8_linear(p + "gate_proj.weight", {I, H}, part, w ? &w->gate_proj : nullptr);
+    fp8_linear(p + "up_proj.weight", {I, H}, part, w ? &w->up_proj : nullptr);
+    fp8_linear(p + "down_proj.weight", {H, I}, part, w ? &w->down_proj : nullptr);
   }
 
   void vision(const std::string& p, const VisionConfig& v) {
@@ -78,20 +83,24 @@ class TableBuilder {
     add(p + "merger.linear_fc2.bias", {v.out_hidden_size}, part, WeightInit::bias);
   }
 
-  void mtp(const TextConfig& c) {
+  void mtp(const TextConfig& c, MtpWeights* w) {
     const int64_t H = c.hidden_size;
     const WeightPart part = WeightPart::mtp;
-    add(std::string(kMtpPrefix) + "pre_fc_norm_embedding.weight", {H}, part, WeightInit::centred_norm);
-    add(std::string(kMtpPrefix) + "pre_fc_norm_hidden.weight", {H}, part, WeightInit::centred_norm);
-    add(std::string(kMtpPrefix) + "fc.weight", {H, 2 * H}, part, WeightInit::normal);
+    const std::string p = kMtpPrefix;
+    add(p + "pre_fc_norm_embedding.weight", {H}, part, WeightInit::centred_norm, w ? &w->pre_fc_norm_embedding : nullptr);
+    add(p + "pre_fc_norm_hidden.weight", {H}, part, WeightInit::centred_norm, w ? &w->pre_fc_norm_hidden : nullptr);
+    add(p + "fc.weight", {H, 2 * H}, part, WeightInit::normal, w ? &w->fc : nullptr);
     for (int64_t i = 0; i < c.mtp_num_hidden_layers; ++i) {
-      const std::string l = std::string(kMtpPrefix) + "layers." + std::to_string(i) + ".";
-      add(l + "input_layernorm.weight", {H}, part, WeightInit::centred_norm);
-      add(l + "post_attention_layernorm.weight", {H}, part, WeightInit::centred_norm);
-      attention(l + "self_attn.", c, part, nullptr);
-      mlp(l + "mlp.", c, part, nullptr);
+      DecoderLayerWeights* layer = w ? &w->layers[static_cast<size_t>(i)] : nullptr;
+      if (layer) layer->type = LayerType::full_attention;
+      const std::string l = p + "layers." + std::to_string(i) + ".";
+      add(l + "input_layernorm.weight", {H}, part, WeightInit::centred_norm, layer ? &layer->input_layernorm : nullptr);
+      add(l + "post_attention_layernorm.weight", {H}, part, WeightInit::centred_norm,
+          layer ? &layer->post_attention_layernorm : nullptr);
+      attention(l + "self_attn.", c, part, layer ? &layer->attention : nullptr);
+      mlp(l + "mlp.", c, part, layer ? &layer->mlp : nullptr);
     }
-    add(std::string(kMtpPrefix) + "norm.weight", {H}, part, WeightInit::centred_norm);
+    add(p + "norm.weight", {H}, part, WeightInit::centred_norm, w ? &w->norm : nullptr);
   }
 
  private:
@@ -144,7 +153,13 @@ std::vector<WeightSpec> qwen35_weight_table(const ModelConfig& config, const Wei
     b.add("lm_head.weight", {c.vocab_size, c.hidden_size}, WeightPart::head, WeightInit::normal,
           weights ? &weights->lm_head : nullptr);
   if (options.vision && config.vision) b.vision(kVisionPrefix, *config.vision);
-  if (options.mtp) b.mtp(c);
+  if (options.mtp) {
+    if (weights) {
+      weights->mtp.emplace();
+      weights->mtp->layers.assign(static_cast<size_t>(c.mtp_num_hidden_layers), DecoderLayerWeights{});
+    }
+    b.mtp(c, weights ? &*weights->mtp : nullptr);
+  }
   return table;
 }
 

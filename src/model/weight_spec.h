@@ -38,6 +38,9 @@ struct WeightSpec {
   DType stored_dtype;          // what a released Qwen3.5 file stores (random checkpoints write this)
   WeightInit init;
   TensorView* target = nullptr;  // where binding puts the view (nullptr: not bound yet / skipped part)
+  // Qwen's FP8 releases store it in block FP8 (F8_E4M3 + weight_scale_inv; quantized-checkpoints.md §1.3):
+  // mlp gate/up/down, self_attn q/k/v/o and linear_attn in_proj_qkv / in_proj_z / out_proj, MTP's too.
+  bool block_fp8_in_release = false;
 };
 
 // Name prefixes: released (multimodal) files nest the text model under "model.language_model.";
@@ -46,6 +49,9 @@ inline constexpr const char* kNestedTextPrefix = "model.language_model.";
 inline constexpr const char* kFlatTextPrefix = "model.";
 inline constexpr const char* kVisionPrefix = "model.visual.";
 inline constexpr const char* kMtpPrefix = "mtp.";
+// A GGUF's nextn (MTP) layers as GgufCheckpoint names them (mtp.<gguf name>, gguf_tensor_map.h): not
+// the HF head's layout, so binding lists them as skipped.
+inline constexpr const char* kGgufMtpPrefix = "mtp.blk.";
 
 struct Qwen35Weights;
 
@@ -56,7 +62,8 @@ struct WeightTableOptions {
   bool mtp = false;      // include mtp.* (config.text.mtp_num_hidden_layers layers)
 };
 
-// Builds the table. With `weights` non-null, text-model specs point at the fields to bind.
+// Builds the table. With `weights` non-null, text-model specs (and with options.mtp the MTP head's,
+// whose weights.mtp it creates) point at the fields to bind.
 std::vector<WeightSpec> qwen35_weight_table(const ModelConfig& config, const WeightTableOptions& options,
                                             Qwen35Weights* weights = nullptr);
 

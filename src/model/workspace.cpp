@@ -3,7 +3,7 @@
 
 namespace ds {
 
-Workspace::Workspace(const TextConfig& c, int64_t max_tokens_) : max_tokens(max_tokens_) {
+Workspace::Workspace(const TextConfig& c, int64_t max_tokens_, bool mtp) : max_tokens(max_tokens_) {
   const auto rows = static_cast<size_t>(max_tokens);
   auto size = [&](int64_t columns) { return rows * static_cast<size_t>(columns); };
   const int64_t H = c.hidden_size, D = c.head_dim, nH = c.num_attention_heads, nKV = c.num_key_value_heads;
@@ -34,6 +34,7 @@ Workspace::Workspace(const TextConfig& c, int64_t max_tokens_) : max_tokens(max_
   mlp_up.resize(size(c.intermediate_size));
   mlp_act.resize(size(c.intermediate_size));
   head_in.resize(size(H));
+  if (mtp) mtp_pair.resize(size(2 * H));
 }
 
 }  // namespace ds

@@ -10,7 +10,8 @@
 namespace ds {
 
 struct Workspace {
-  Workspace(const TextConfig& c, int64_t max_tokens);
+  // mtp: also the buffers of the MTP head's forward (Qwen35Model::mtp_forward).
+  Workspace(const TextConfig& c, int64_t max_tokens, bool mtp = false);
   int64_t max_tokens;
   std::vector<float> hidden;     // [T, H] residual stream
   std::vector<float> normed;     // [T, H]
@@ -42,6 +43,8 @@ struct Workspace {
   std::vector<float> mlp_act;   // [T, I]
   // head
   std::vector<float> head_in;   // [T, H] rows that need logits, normed
+  // MTP head (empty unless made with mtp)
+  std::vector<float> mtp_pair;  // [T, 2H] per row: normed embedding | normed hidden (fc's input)
 };
 
 }  // namespace ds

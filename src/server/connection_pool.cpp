@@ -16,21 +16,25 @@ constexpr auto kBurstQuiet = std::chrono::seconds(1);
 
 }  // namespace
 
-ConnectionPool::ConnectionPool(size_t workers, size_t max_waiting, size_t refusers) : max_waiting_(max_waiting) {
-  start(serving_, workers, false);
-  start(refusing_, refusers, true);
+ConnectionPool::ConnectionPool(size_t workers, size_t max_waiting, size_t refusers) {
+  serving_.max_threads = workers + max_waiting;
+  refusing_.max_threads = refusers;
+  refusing_.refusing = true;
+  for (Lane* lane : {&serving_, &refusing_}) {
+    std::lock_guard lock(lane->mutex);
+    for (size_t i = 0; i < (lane == &serving_ ? workers : refusers); ++i) add_thread(*lane);
+  }
 }
 
 ConnectionPool::~ConnectionPool() { shutdown(); }
 
 bool ConnectionPool::refusing_this_connection() { return refusing_thread; }
 
-void ConnectionPool::start(Lane& lane, size_t threads, bool refusing) {
-  for (size_t i = 0; i < threads; ++i)
-    lane.threads.emplace_back([&lane, refusing] {
-      refusing_thread = refusing;
-      drain(lane);
-    });
+void ConnectionPool::add_thread(Lane& lane) {
+  lane.threads.emplace_back([&lane] {
+    refusing_thread = lane.refusing;
+    drain(lane);
+  });
 }
 
 void ConnectionPool::drain(Lane& lane) {
@@ -53,21 +57,22 @@ void ConnectionPool::drain(Lane& lane) {
 void ConnectionPool::enqueue(std::function<void()> connection) {
   {
     std::lock_guard lock(serving_.mutex);
-    // Connections the lane holds (served or about to be) against what it may hold; a connection
-    // not yet picked up by an idle thread does not wait.
-    if (serving_.busy + serving_.waiting.size() < serving_.threads.size() + max_waiting_) {
+    // Connections the lane holds (served or about to be) against the threads it may have.
+    if (serving_.busy + serving_.waiting.size() < serving_.max_threads) {
       if (refused_in_burst_ > 0 && std::chrono::steady_clock::now() - last_refusal_ > kBurstQuiet) {
         log::info("http: burst over: ", refused_in_burst_, " connections were refused (their API requests answered 503)");
         refused_in_burst_ = 0;
       }
       serving_.waiting.push_back(std::move(connection));
+      // No idle thread for it: start one (up to max_threads), rather than make it wait.
+      if (serving_.busy + serving_.waiting.size() > serving_.threads.size()) add_thread(serving_);
       serving_.wake.notify_one();
       return;
     }
     last_refusal_ = std::chrono::steady_clock::now();
     if (refused_in_burst_++ == 0)
-      log::warn("http: all ", serving_.threads.size(), " HTTP threads are busy and ", max_waiting_,
-                " connections wait (--http-threads, --http-queue); answering new ones 503 with Retry-After");
+      log::warn("http: all ", serving_.max_threads, " HTTP threads are busy (--http-threads + --http-queue); answering "
+                "new connections 503 with Retry-After");
   }
   // Every connection is run, never dropped: the function owns the socket and closes it.
   std::lock_guard lock(refusing_.mutex);

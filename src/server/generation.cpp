@@ -2,6 +2,7 @@
 // pipeline and out as a chunk (streaming) or into the accumulated message (not streaming).
 #include "server/generation.h"
 
+#include "server/api_error.h"
 #include "server/request_log.h"
 
 namespace ds::server {
@@ -98,7 +99,7 @@ bool Generation::poll(Choice& c, std::chrono::milliseconds wait, ResponseWriter*
     }
     finish = openai_finish(*event->finish, c.output.stopped(), c.output.saw_tool_calls());
     c.finish_reason = finish;
-    c.error = event->error;
+    c.error = *event->finish == FinishReason::cancelled && !abort_reason_.empty() ? abort_reason_ : event->error;
     metrics_.count_finished(finish);
     metrics_.observe_e2e(seconds(Clock::now() - plan_.arrival));
   }
@@ -110,7 +111,7 @@ bool Generation::poll(Choice& c, std::chrono::milliseconds wait, ResponseWriter*
   return true;
 }
 
-void Generation::run(ResponseWriter& writer) {
+void Generation::run(ResponseWriter& writer, const Lifecycle* lifecycle) {
   auto last_write = Clock::now();
   bool client_gone = false;
   auto running = [&] {
@@ -119,6 +120,10 @@ void Generation::run(ResponseWriter& writer) {
     return false;
   };
   while (running() && !client_gone) {
+    if (lifecycle && lifecycle->aborting() && abort_reason_.empty()) {
+      abort_reason_ = lifecycle->abort_reason();
+      cancel_all();  // each choice ends at the engine's next step, as "abort" with the reason
+    }
     const auto wait = std::chrono::milliseconds(choices_.size() == 1 ? 200 : 5);
     bool any = false;
     for (Choice& c : choices_)
@@ -146,6 +151,7 @@ void Generation::run(ResponseWriter& writer) {
     return;
   }
   if (plan_.stream) {
+    if (!abort_reason_.empty() && !writer.write(sse(Json::parse(ApiError{503, abort_reason_, "", ""}.body())))) return;
     if (plan_.include_usage) {
       if (!writer.write(sse(usage_chunk_json(plan_.who, usage_json(plan_.prompt_tokens, completion, cached_tokens()))))) return;
     }

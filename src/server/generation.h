@@ -1,6 +1,9 @@
 // Generation: one accepted request's n engine streams turned into the HTTP response — SSE chunks
 // as tokens arrive, or one JSON body at the end — with the request's metrics. A failed write means
-// the client is gone: every choice is cancelled and its cache returned.
+// the client is gone: every choice is cancelled and its cache returned. A server that stops and
+// aborts what still runs (Lifecycle::abort_in_flight) ends the choices with finish_reason "abort"
+// and the reason as their error; a stream then ends with an error event, which the `openai`
+// client raises.
 #pragma once
 
 #include <chrono>
@@ -11,6 +14,7 @@
 
 #include "engine/request_stream.h"
 #include "server/choice_output.h"
+#include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/openai_response.h"
 
@@ -38,7 +42,8 @@ class Generation {
   Generation(GenerationPlan plan, std::vector<std::shared_ptr<RequestStream>> streams, const Tokenizer& tokenizer,
              ServerMetrics& metrics);
   ~Generation();  // cancels whatever still runs
-  void run(ResponseWriter& writer);
+  // `lifecycle`: polled for a shutdown's abort (null: never aborted).
+  void run(ResponseWriter& writer, const Lifecycle* lifecycle = nullptr);
   const char* content_type() const { return plan_.stream ? "text/event-stream" : "application/json"; }
 
  private:
@@ -70,6 +75,7 @@ class Generation {
   ServerMetrics& metrics_;
   std::vector<Choice> choices_;
   std::chrono::steady_clock::time_point first_token_{};  // of any choice; epoch: none yet
+  std::string abort_reason_;                            // set when the server aborted this generation
 };
 
 }  // namespace ds::server

@@ -39,7 +39,7 @@ class SinkWriter : public ResponseWriter {
 // ("/ready" answers 503 on every start), so deltaserve_http_responses_total leaves them out, and
 // they need no API key (the page holds no data: it asks for the key and sends it on API calls).
 bool outside_the_api(const std::string& path) {
-  return path == "/health" || path == "/ready" || path == "/metrics" || path == "/";
+  return path == "/health" || path == "/ready" || path == "/metrics" || path == "/version" || path == "/";
 }
 
 // The message of an error body this server wrote (ApiError::body: {"error": {"message": ...}}).
@@ -140,19 +140,30 @@ void HttpServer::set_service(OpenAiService* service, Engine* engine) {
   service_.store(service);
 }
 
-// An API route's handler, or a 503 with Retry-After when the connection came in a burst that
-// found every HTTP thread busy and the waiting queue full.
+// An API route's handler, or a 503 with Retry-After when the server is stopping (a gateway
+// retries elsewhere) or the connection came in a burst that found every HTTP thread busy and the
+// waiting queue full.
 HttpServer::Handler HttpServer::api_route(Handler handler) {
   return [this, handler](const httplib::Request& req, httplib::Response& res) {
-    if (!ConnectionPool::refusing_this_connection()) return handler(req, res);
-    metrics_.count_refused_connection();
+    const bool refusing = ConnectionPool::refusing_this_connection();
+    if (!refusing && !lifecycle_.draining()) return handler(req, res);
+    if (refusing) metrics_.count_refused_connection();
     res.set_header("Retry-After", std::to_string(kRetryAfterSeconds));
     if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");  // else cpp-httplib adds it
-    send_error(res, ApiError{503,
-                             str_cat("the server is busy: all ", options_.threads, " HTTP threads are serving and ", options_.max_waiting,
-                                     " connections wait (--http-threads, --http-queue); retry after ", kRetryAfterSeconds, " s"),
-                             "", ""});
+    send_error(res, refusing ? busy_error() : shutting_down_error());
   };
+}
+
+ApiError HttpServer::busy_error() const {
+  return ApiError{503,
+                  str_cat("the server is busy: all ", options_.threads + options_.max_waiting,
+                          " HTTP threads are serving connections (--http-threads + --http-queue); retry after ",
+                          kRetryAfterSeconds, " s"),
+                  "", ""};
+}
+
+ApiError HttpServer::shutting_down_error() const {
+  return ApiError{503, "the server is shutting down and takes no new requests; retry on another replica", "", ""};
 }
 
 void HttpServer::get(const std::string& path, Handler handler) {
@@ -213,12 +224,18 @@ void HttpServer::add_routes() {
       res.set_content(options_.chat_page.data(), options_.chat_page.size(), "text/html; charset=utf-8");
     });
   get("/ready", [this, not_ready](const httplib::Request&, httplib::Response& res) {
+    if (lifecycle_.draining()) return send_error(res, shutting_down_error());
     if (!service_.load()) return not_ready(res);
     res.set_content("{\"status\": \"ready\"}", "application/json");
   });
   get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     Engine* engine = engine_.load();
     res.set_content(metrics_.render(engine ? engine->counters() : EngineCounters{}, engine ? engine->block_size() : kKvBlockSize), "text/plain; version=0.0.4");
+  });
+  // vLLM's /version; gateways probe it (smg takes an answer for a vLLM-compatible worker and then
+  // reads its load from /metrics).
+  get("/version", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(nlohmann::json{{"version", options_.version}}.dump(), "application/json");
   });
   get("/v1/models", api_route([this, not_ready](const httplib::Request&, httplib::Response& res) {
     OpenAiService* service = service_.load();
@@ -231,12 +248,19 @@ void HttpServer::add_routes() {
     return api_route([this, not_ready, start](const httplib::Request& req, httplib::Response& res) {
       OpenAiService* service = service_.load();
       if (!service) return not_ready(res);
+      // Counted in flight from before the engine sees it, so a drain waits for it.
+      std::shared_ptr<Lifecycle::Ticket> ticket = lifecycle_.admit();
+      if (!ticket) {  // the drain began after api_route let it through
+        res.set_header("Retry-After", std::to_string(kRetryAfterSeconds));
+        res.set_header("Connection", "close");
+        return send_error(res, shutting_down_error());
+      }
       auto started = (service->*start)(req.body);
       if (auto* error = std::get_if<ApiError>(&started)) return send_error(res, *error);
       std::shared_ptr<Generation> generation = std::move(std::get<std::unique_ptr<Generation>>(started));
-      res.set_chunked_content_provider(generation->content_type(), [generation](size_t, httplib::DataSink& sink) {
+      res.set_chunked_content_provider(generation->content_type(), [this, generation, ticket](size_t, httplib::DataSink& sink) {
         SinkWriter writer(sink);
-        generation->run(writer);
+        generation->run(writer, &lifecycle_);
         sink.done();
         return true;
       });

@@ -1,9 +1,10 @@
 // HttpServer: the HTTP face of deltaserve (cpp-httplib, thread per connection from a bounded pool:
 // a connection beyond it is answered 503 with Retry-After): the OpenAI routes, vLLM's render
-// routes, vLLM's /tokenize and /detokenize, /health, /ready, /metrics. With API keys every route but
-// the probes and scrapes needs `Authorization: Bearer <key>`; with allowed origins, browsers'
-// preflights are answered (without a key: browsers never send one on a preflight). It listens before the model is loaded, so /health and /ready
-// answer during start-up; the API answers 503 until set_service.
+// routes, vLLM's /tokenize and /detokenize, /health, /ready, /metrics, /version. With API keys
+// every route but the probes and scrapes needs `Authorization: Bearer <key>`; with allowed
+// origins, browsers' preflights are answered (without a key: browsers never send one on a
+// preflight). It listens before the model is loaded, so /health and /ready answer during
+// start-up; the API answers 503 until set_service, and again from lifecycle().drain() on (a stop).
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 
 #include "server/api_keys.h"
 #include "server/cors.h"
+#include "server/lifecycle.h"
 #include "server/metrics.h"
 #include "server/openai_service.h"
 
@@ -31,13 +33,14 @@ namespace ds::server {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8000;
-  int threads = 64;                        // connections served at once (each stream holds one)
-  int max_waiting = 256;                   // connections that may wait for a thread; more are answered 503
+  int threads = 64;                        // threads kept for connections (each stream holds one)
+  int max_waiting = 256;                   // threads started on demand beyond them; more connections are answered 503
   int listen_backlog = 4096;               // the kernel's accept queue (capped by net.core.somaxconn)
   size_t max_body_bytes = size_t{32} << 20;
   ApiKeys api_keys;                        // none: no key asked for
   CorsPolicy cors;                         // no origin: CORS off
   std::string_view chat_page;              // the page GET / answers (static, embedded); empty: no page (--no-ui)
+  std::string version;                     // what GET /version answers (vLLM's route)
 };
 
 class HttpServer {
@@ -55,6 +58,8 @@ class HttpServer {
   int port() const { return port_; }
   // The model is loaded and warmed: the API routes and /ready go live.
   void set_service(OpenAiService* service, Engine* engine);
+  // Admission and the generations in flight: drain() takes the server out of service.
+  Lifecycle& lifecycle() { return lifecycle_; }
 
  private:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
@@ -62,10 +67,13 @@ class HttpServer {
   void get(const std::string& path, Handler handler);
   void post(const std::string& path, Handler handler);
   Handler api_route(Handler handler);
+  ApiError busy_error() const;
+  ApiError shutting_down_error() const;
   void add_access_control();
 
   HttpOptions options_;
   ServerMetrics& metrics_;
+  Lifecycle lifecycle_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<OpenAiService*> service_{nullptr};
   std::atomic<Engine*> engine_{nullptr};

@@ -1,6 +1,8 @@
 // ServerMetrics rendering: gauges from the engine's counters, counters and histograms of our own.
 #include "server/metrics.h"
 
+#include <algorithm>
+
 #include "util/process_memory.h"
 #include "util/str_cat.h"
 
@@ -112,6 +114,11 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
   counter(out, "vllm:prefix_cache_hits_total",
           "Prompt tokens found in the prefix cache (the sum of usage.prompt_tokens_details.cached_tokens).", l,
           cached_tokens_.load());
+  // vLLM v0's gauge, which some gateways' load monitors still read (smg): the same counts as a ratio.
+  const uint64_t queried = e.snapshot_capacity > 0 ? prompt_tokens_.load() : 0;
+  gauge(out, "vllm:gpu_prefix_cache_hit_rate",
+        "Share of prompt tokens found in the prefix cache since start (vllm:prefix_cache_hits_total / queries_total; this cache is in CPU memory).",
+        l, queried > 0 ? static_cast<double>(cached_tokens_.load()) / static_cast<double>(queried) : 0.0);
   gauge(out, "deltaserve_prefix_cache_blocks", "KV blocks holding a keyed prompt prefix (shared or evictable).", l,
         static_cast<double>(e.cached_blocks));
   counter(out, "deltaserve_prefix_cache_block_evictions_total", "Cached KV blocks reused for other tokens.", l,
@@ -124,6 +131,20 @@ std::string ServerMetrics::render(const EngineCounters& e, int64_t block_size) c
         static_cast<double>(e.snapshot_bytes));
   counter(out, "deltaserve_prefix_cache_snapshot_evictions_total", "DeltaNet snapshots evicted (least recently used).", l,
           static_cast<uint64_t>(e.snapshot_evictions));
+  if (e.speculative_tokens > 0) {  // as vLLM: only with speculative decoding configured
+    counter(out, "vllm:spec_decode_num_drafts_total", "Speculative decoding rounds that verified drafts.", l,
+            static_cast<uint64_t>(e.spec_drafts));
+    counter(out, "vllm:spec_decode_num_draft_tokens_total", "Draft tokens verified.", l,
+            static_cast<uint64_t>(e.spec_draft_tokens));
+    counter(out, "vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted (emitted as drafted).", l,
+            static_cast<uint64_t>(e.spec_accepted_tokens));
+    out += "# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total Rounds whose draft at this position (0: the first) "
+           "was accepted.\n# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n";
+    const auto positions = std::min<int64_t>(e.speculative_tokens, static_cast<int64_t>(e.spec_accepted_per_position.size()));
+    for (int64_t j = 0; j < positions; ++j)
+      out += str_cat("vllm:spec_decode_num_accepted_tokens_per_pos_total{", l, ",position=\"", j, "\"} ",
+                     e.spec_accepted_per_position[static_cast<size_t>(j)], "\n");
+  }
   out += "# HELP vllm:request_success_total Finished requests by finish reason.\n# TYPE vllm:request_success_total counter\n";
   for (const auto& [reason, count] : {std::pair{"stop", &finished_stop_}, std::pair{"length", &finished_length_},
                                       std::pair{"abort", &finished_abort_}, std::pair{"error", &finished_error_}})

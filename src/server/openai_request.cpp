@@ -159,7 +159,8 @@ void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g
   }
 }
 
-// A message's content: a string or a list of text parts; images are refused until vision exists.
+// A message's content: a string or a list of text and image_url parts ({"type": "image_url",
+// "image_url": {"url": ...}}; the service loads the URLs, image_inputs.h). Video is refused.
 void check_content(Fields& f, const Json& content, const std::string& path) {
   if (content.is_null() || content.is_string()) return;
   if (!content.is_array()) return f.fail_at(str_cat(path, ".content"), str_cat("expected a string or a list of parts, found ", kind_of(content)));
@@ -169,8 +170,17 @@ void check_content(Fields& f, const Json& content, const std::string& path) {
     if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
       return f.fail_at(where, "expected an object with a \"type\"");
     const std::string type = part["type"].get<std::string>();
-    if (type == "image_url" || type == "image" || type == "input_image" || type == "video" || type == "video_url")
-      return f.fail_at(where, "images and video are not supported yet (this server has no vision encoder)");
+    if (type == "image_url") {
+      const bool has_url = part.contains("image_url") && part["image_url"].is_object() &&
+                           part["image_url"].contains("url") && part["image_url"]["url"].is_string();
+      if (!has_url)
+        return f.fail_at(str_cat(where, ".image_url"), "expected {\"url\": \"data:image/...;base64,...\"} (or a file:// URL)");
+      continue;
+    }
+    if (type == "image" || type == "input_image")
+      return f.fail_at(where, str_cat("unknown content part type \"", type, "\"; images are {\"type\": \"image_url\", ",
+                                      "\"image_url\": {\"url\": \"data:image/png;base64,...\"}}"));
+    if (type == "video" || type == "video_url") return f.fail_at(where, "video is not supported (images are)");
     if (type != "text") return f.fail_at(where, str_cat("unknown content part type \"", type, "\""));
     if (!part.contains("text") || !part["text"].is_string()) return f.fail_at(str_cat(where, ".text"), "expected a string");
   }

@@ -44,7 +44,7 @@ std::variant<OpenAiService::Prompt, ApiError> OpenAiService::chat_prompt(const C
   chat.add_generation_prompt = r.add_generation_prompt;
   auto rendered = apply_chat_template(model_.chat_template, model_.special_tokens, chat);
   if (!rendered.ok()) return bad_request(str_cat("messages: the chat template failed: ", rendered.status().message()), "messages");
-  Prompt prompt{std::move(*rendered), {}};
+  Prompt prompt{std::move(*rendered), {}, {}};
   if (r.continue_final_message) {  // HF: cut the rendering right after the final message's text
     const Json& last = r.messages.back();
     if (!last.contains("content") || !last["content"].is_string())
@@ -57,6 +57,14 @@ std::variant<OpenAiService::Prompt, ApiError> OpenAiService::chat_prompt(const C
   auto ids = model_.tokenizer->encode(prompt.text);
   if (!ids.ok()) return bad_request(str_cat("messages: ", ids.status().message()), "messages");
   prompt.ids = std::move(*ids);
+  auto images = load_chat_images(r.messages, model_.media, model_.vision, model_.vision_refusal);
+  if (auto* error = std::get_if<ApiError>(&images)) return *error;
+  prompt.images = std::move(std::get<std::vector<PromptImage>>(images));
+  if (!prompt.images.empty()) {
+    auto expanded = expand_image_pads(prompt.ids, model_.vision->image_token_id, prompt.images, model_.vision->merge_size());
+    if (!expanded.ok()) return bad_request(str_cat("messages: ", expanded.status().message()), "messages");
+    prompt.ids = std::move(*expanded);
+  }
   return prompt;
 }
 
@@ -98,7 +106,7 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(Generat
   for (int64_t i = 0; i < g.n; ++i) {
     SamplingParams params = g.sampling;
     if (params.seed) params.seed = *params.seed + static_cast<uint64_t>(i);  // n choices, n different draws
-    auto stream = engine_.submit(prompt.ids, params);
+    auto stream = engine_.submit(prompt.ids, params, prompt.images);
     if (!stream.ok()) {
       for (auto& s : streams) s->cancel();
       // The engine validated the prompt against the vocabulary and the context limit: bad input

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "server/api_error.h"
 #include "server/generation.h"
+#include "server/image_inputs.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "tokenizer/tokenizer.h"
@@ -25,6 +26,9 @@ struct ServedModel {
   nlohmann::ordered_json default_template_kwargs = nlohmann::ordered_json::object();  // --default-template-kwargs
   SamplingDefaults defaults;                        // generation_config.json
   int64_t default_max_tokens = 0;                   // --default-max-tokens; 0: the rest of the context
+  const VisionModel* vision = nullptr;              // the checkpoint's tower; null: images are refused
+  std::string vision_refusal = "its config.json has no vision_config";  // why vision is null, for the refusal
+  MediaOptions media;                               // --allowed-local-media-path, --limit-mm-per-prompt
 };
 
 class OpenAiService {
@@ -46,7 +50,8 @@ class OpenAiService {
  private:
   struct Prompt {
     std::string text;             // rendered chat prompt (empty for token-id completions)
-    std::vector<int32_t> ids;
+    std::vector<int32_t> ids;     // each image's pad expanded to its token count
+    std::vector<PromptImage> images;  // the chat's image parts, in prompt order
   };
   // Parse, check the model, build the prompt (the request is filled as a side result).
   std::variant<Prompt, ApiError> prepare_chat(const std::string& body, ChatCompletionRequest& request) const;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/gguf_file.h"
+#include "io/gguf_writer.h"
 #include "util/status.h"
 
 namespace ds {
@@ -25,6 +26,17 @@ struct GgufTokenizerFiles {
   nlohmann::ordered_json special_tokens;   // bos_token, eos_token, pad_token, unk_token as present
   std::optional<std::string> chat_template;
 };
+
+// The inverse, for writing a GGUF: the tokenizer.* metadata of an HF Qwen3.5 tokenizer, as
+// convert_hf_to_gguf.py writes it (_set_vocab_gpt2, SpecialVocab): `vocab_size` tokens, ids the
+// tokenizer lacks as "[PADi]" (UNUSED); added tokens CONTROL when special or named <|…|>, else
+// USER_DEFINED; the merges as "a b"; bos/eos/unk/padding ids from tokenizer_config.json; add_bos /
+// add_eos (false unless tokenizer_config.json says otherwise); the chat template. An error if the
+// tokenizer is not byte-level BPE with the Qwen3.5 pre-tokenizer, or names an id ≥ vocab_size.
+// (The converter also round-trips non-normalised added tokens through the tokenizer; that is the
+// identity for Qwen3.5's, so it is not repeated here.)
+Status set_gguf_tokenizer(const std::string& tokenizer_json, const std::string& tokenizer_config_json,
+                          const std::string& chat_template, int64_t vocab_size, GgufMetadata& metadata);
 
 // `label` names the file in errors.
 Result<GgufTokenizerFiles> gguf_tokenizer_files(const GgufFile& gguf, const std::string& label);

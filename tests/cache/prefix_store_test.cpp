@@ -218,6 +218,21 @@ TEST(PrefixStore, RecordsSurviveReopeningTheDirectory) {
   EXPECT_GT(reloaded.report.bytes, 2 * g.block_bytes() + g.slot_bytes());
 }
 
+TEST(PrefixStore, SnapshotsKeyedWithImageContentStayInMemory) {
+  test::TempDir tmp;
+  const CacheGeometry g = small_geometry();
+  auto store = PrefixStore::open(tmp / "cache", 1 << 30, identity_of(g), g, kVocab);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  SnapshotRecord with_image = snapshot(g, 4, false);
+  const KeyedContent image{10, 0x1234};
+  with_image.key = prefix_keys(with_image.prefix, g.identity(), std::span(&image, 1)).back();
+  ASSERT_NE(with_image.key, snapshot(g, 4, false).key);
+  (*store)->put(with_image);
+  EXPECT_EQ((*store)->files(), 0) << "a reload could not check its key against its tokens";
+  (*store)->put(snapshot(g, 4, false));
+  EXPECT_EQ((*store)->files(), 1);
+}
+
 TEST(PrefixStore, ReloadTakesTheNewestThatFit) {
   test::TempDir tmp;
   const CacheGeometry g = small_geometry();

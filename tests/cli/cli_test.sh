@@ -66,7 +66,7 @@ expect_usage_error unknown_flag 'inspect: The following argument was not expecte
 expect_usage_error out_of_range 'generate: --threads: Value 5000 not in range 0 to 1024' "$bin" generate --model x --tokens 1 --threads 5000
 expect_usage_error out_of_range_max_tokens 'generate: --max-tokens: Value 0 not in range' "$bin" generate --model x --tokens 1 --max-tokens 0
 expect_usage_error not_a_number 'bench: --decode-tokens: Value many not in range 1 to 65536' "$bin" bench --shape tiny --decode-tokens many
-expect_usage_error not_a_member 'logits: --weights: fp4 not in \{bf16,mapped,int8\}' "$bin" logits --model x --tokens 1 --out x.npy --weights fp4
+expect_usage_error not_a_member 'logits: --weights: fp4 not in \{bf16,mapped,int8,q4_k\}' "$bin" logits --model x --tokens 1 --out x.npy --weights fp4
 expect_usage_error excluded_flags 'generate: --tokens excludes --prompt' "$bin" generate --model x --tokens 1 --prompt hi
 expect_usage_error needs_flag 'generate: --chat requires --prompt' "$bin" generate --model x --tokens 1 --chat
 # --mode is a run option: every command that runs the model takes it and checks it the same way.
@@ -80,9 +80,9 @@ done
 # A released-layout tiny checkpoint, end to end.
 expect_ok make_tiny 'wrote' "$bin" make-checkpoint --shape tiny --out "$work/tiny" --seed 3
 expect_ok inspect_tiny_pattern 'layer pattern +LLLF' "$bin" inspect --model "$work/tiny"
-expect_ok inspect_tiny_dtypes 'BF16 ×[0-9]+, F32 ×6' "$bin" inspect --model "$work/tiny"
+expect_ok inspect_tiny_dtypes 'BF16 ×[0-9]+ \([0-9.]+ M params, [0-9.]+ MiB\), F32 ×6 ' "$bin" inspect --model "$work/tiny"
 expect_ok inspect_tiny_head 'tied to embed_tokens' "$bin" inspect --model "$work/tiny"
-expect_ok inspect_tiny_vision 'vision +depth 2.*skipped' "$bin" inspect --model "$work/tiny"
+expect_ok inspect_tiny_vision 'vision +depth 2.*33 tensors, .* parameters, .*; images served \(preprocessor_config.json\)' "$bin" inspect --model "$work/tiny"
 expect_ok inspect_tiny_tokenizer 'tokenizer +tokenizer.json, tokenizer_config.json' "$bin" inspect --model "$work/tiny"
 expect_ok inspect_tiny_template 'chat template +from chat_template.jinja' "$bin" inspect --model "$work/tiny"
 expect_ok inspect_tiny_context '^  12345 ' "$bin" inspect --model "$work/tiny" --context 12345
@@ -103,9 +103,53 @@ expect_error make_unknown_shape 'unknown shape "70b"' "$bin" make-checkpoint --s
 # Text-only layout, MTP, fp32, sharded.
 expect_ok make_flat 'wrote' "$bin" make-checkpoint --shape tiny --out "$work/flat" --text-only --with-mtp --dtype f32 --shard-size-mb 50
 expect_ok inspect_flat_layout 'text-only \(model\.\*\), [2-9] file' "$bin" inspect --model "$work/flat"
-expect_ok inspect_flat_mtp 'mtp +15 tensors, skipped' "$bin" inspect --model "$work/flat"
+expect_ok inspect_flat_mtp 'mtp +1 layer\(s\) \(fc \[256, 512\].*: 15 tensors' "$bin" inspect --model "$work/flat"
 expect_ok inspect_flat_dtype 'F32 ×' "$bin" inspect --model "$work/flat"
 expect_visible_ids visible_text_text_only "$work/flat"
+# Speculative decoding with the checkpoint's MTP head: the output is plain decoding's; no head is an error.
+plain=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --ids --ignore-eos --temperature 1 --seed 3 -q 2>&1)
+spec=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --ids --ignore-eos --temperature 1 --seed 3 -q --speculative-tokens 3 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_mtp: --speculative-tokens 3 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+spec=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --ids --ignore-eos --temperature 1 --seed 3 -q --speculative-tokens 2 --draft-vocab 32768 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_mtp_draft_vocab: --draft-vocab 32768 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+expect_error generate_mtp_draft_vocab_grid '--draft-vocab 100: draft vocabulary of 100 tokens: expected a multiple of (16|32)' \
+  "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --draft-vocab 100
+expect_error generate_draft_vocab_alone '--draft-vocab needs --speculative-tokens K of at least 1' \
+  "$bin" generate --model "$work/flat" --tokens 1 --draft-vocab 32768
+expect_error generate_mtp_no_head '--speculative-tokens 2: speculative decoding drafts with the checkpoint.s MTP head, and this checkpoint has none \(no mtp\.\* tensors\)' \
+  "$bin" generate --model "$work/tiny" --tokens 1 --speculative-tokens 2
+expect_usage_error generate_mtp_range 'generate: --speculative-tokens: Value 17 not in range 0 to 16' "$bin" generate --model x --tokens 1 --speculative-tokens 17
+
+# GGUF output: the same tiny model as one llama.cpp file, quantised while it is written; it runs alone
+# (tokenizer and template from its metadata) and writes visible text too.
+expect_ok make_gguf 'wrote .*tiny-q4\.gguf' "$bin" make-checkpoint --shape tiny --out "$work/tiny-q4.gguf" --gguf-type q4_k_m --seed 3
+expect_ok inspect_gguf_made 'Q4_K +[0-9]+ ' "$bin" inspect --model "$work/tiny-q4.gguf"
+echo '[{"role":"user","content":"hi"}]' >"$work/hi.json"
+expect_ok render_chat_gguf_made '<\|im_start\|>user' "$bin" render-chat --model "$work/tiny-q4.gguf" --messages "$work/hi.json"
+expect_visible_ids visible_text_gguf "$work/tiny-q4.gguf"
+expect_error make_gguf_bad_type '--gguf-type: GGUF file type "Q3_K_M": expected one of F32, F16, BF16, Q8_0, Q6_K, Q5_K_M, Q4_K_M' \
+  "$bin" make-checkpoint --shape tiny --out "$work/x.gguf" --gguf-type Q3_K_M
+expect_error make_gguf_type_for_dir '--gguf-type Q8_0: the output is a GGUF file only when --out ends in \.gguf' \
+  "$bin" make-checkpoint --shape tiny --out "$work/x" --gguf-type Q8_0
+expect_error make_gguf_existing 'tiny-q4\.gguf already exists \(use --force' "$bin" make-checkpoint --shape tiny --out "$work/tiny-q4.gguf"
+
+# Block FP8 (Qwen's -FP8 release layout), end to end; a config that is not the block FP8 it reads is one
+# clear error (broken FP8 tensors: tests/unit/block_fp8_test.cpp).
+expect_ok make_fp8 'released layout in block FP8, 135 tensors' "$bin" make-checkpoint --shape tiny --out "$work/fp8" --dtype fp8 --with-mtp --seed 3
+expect_ok inspect_fp8_dtypes 'BF16 ×103 \([^)]*\), F8_E4M3 ×32 \(5\.6 M params, 5\.38 MiB\)' "$bin" inspect --model "$work/fp8"
+expect_ok inspect_fp8_quantization 'quantization +block FP8 \(e4m3, 128 × 128 blocks, dynamic activation scales\): 32 weights F8_E4M3 with BF16 weight_scale_inv' \
+  "$bin" inspect --model "$work/fp8"
+expect_ok generate_fp8 'weights: block FP8 .*: 32 of 40 matmul weights F8_E4M3' "$bin" generate --model "$work/fp8" --prompt "hi" --max-tokens 4
+expect_ok generate_fp8_int8 'quantised to int8' "$bin" generate --model "$work/fp8" --prompt "hi" --max-tokens 4 --weights int8
+expect_visible_ids visible_text_fp8 "$work/fp8"
+for broken in 's/"fmt": "e4m3"/"fmt": "e5m2"/' 's/"quant_method": "fp8"/"quant_method": "gptq"/'; do
+  rm -rf "$work/fp8_broken" && mkdir "$work/fp8_broken" && ln -s "$work/fp8/model.safetensors" "$work/fp8_broken/"
+  sed "$broken" "$work/fp8/config.json" >"$work/fp8_broken/config.json"
+  case $broken in
+    *e5m2*) expect_error fp8_e5m2 'quantization_config\.fmt: expected "e4m3" \(F8_E4M3 weights\), found "e5m2"' "$bin" inspect --model "$work/fp8_broken" ;;
+    *) expect_error fp8_gptq 'quantization_config\.quant_method: "gptq" is not supported \(supported: "fp8"' "$bin" generate --model "$work/fp8_broken" --tokens 1 ;;
+  esac
+done
 
 # GGUF containers (gguf-py's fixture): inspect describes them; a cut file is one clear error.
 gguf_fixture=$(dirname "$0")/../fixtures/gguf/container.gguf
@@ -166,6 +210,15 @@ expect_ok help_serve '^  serve ' "$bin" --help
 expect_error serve_bad_template_kwargs 'default-template-kwargs: expected a JSON object' "$bin" serve --model "$fixture" --port 0 --default-template-kwargs '[1]'
 expect_error serve_no_tokenizer 'serve needs the tokenizer' "$bin" serve --model "$fixture" --port 0
 expect_error serve_bad_port 'port' "$bin" serve --model "$fixture" --port 70000
+# KV event flags fail before the model loads, naming the flag or JSON field.
+expect_error serve_kv_events_config_not_json 'kv-events-config: expected a JSON object' \
+  "$bin" serve --model "$fixture" --port 0 --kv-events-config 'enable'
+expect_error serve_kv_events_config_unknown_field 'unknown field "max_queue_size"' \
+  "$bin" serve --model "$fixture" --port 0 --kv-events-config '{"enable_kv_cache_events": true, "max_queue_size": 5}'
+expect_error serve_kv_events_topic_alone 'need --kv-events-endpoint' "$bin" serve --model "$fixture" --port 0 --kv-events-topic kv@x@y
+expect_error serve_kv_events_bad_endpoint 'kv-events-endpoint: cannot bind tcp://\*:nope' \
+  "$bin" serve --model "$fixture" --port 0 --kv-events-endpoint 'tcp://*:nope'
+expect_error serve_bad_shutdown_timeout 'shutdown-timeout' "$bin" serve --model "$fixture" --port 0 --shutdown-timeout -1
 expect_ok generate_engine_limits 'engine: max_model_len 4096 \(the config' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 2 --ids
 # The start-up log says whether the prefix cache is on, once and truly (on disk or not).
 expect_ok_lacking prefix_cache_on_logged 'engine: prefix cache on: [0-9]+ DeltaNet snapshots' 'prefix cache off' \

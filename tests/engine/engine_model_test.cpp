@@ -10,22 +10,14 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "micro_checkpoint.h"
 #include "model/model_loader.h"
+#include "stream_tokens.h"
 #include "test_util.h"
 #include "util/random.h"
 
 namespace ds {
 namespace {
 
-std::vector<int32_t> drain(RequestStream& stream) {
-  std::vector<int32_t> tokens;
-  while (auto event = stream.next()) {
-    for (const SampledToken& t : event->tokens) tokens.push_back(t.token);
-    if (event->finish) {
-      EXPECT_NE(*event->finish, FinishReason::error) << event->error;
-    }
-  }
-  return tokens;
-}
+using test::drain_tokens;
 
 class EngineOnModel : public ::testing::Test {
  protected:
@@ -76,13 +68,13 @@ TEST_F(EngineOnModel, SixteenRequestsTogetherGiveWhatEachGivesAlone) {
   std::vector<std::vector<int32_t>> alone;
   {
     auto engine = start({256, 16});
-    for (int i = 0; i < 16; ++i) alone.push_back(drain(**engine->submit(prompts[i], params[i])));
+    for (int i = 0; i < 16; ++i) alone.push_back(drain_tokens(**engine->submit(prompts[i], params[i])));
   }
   auto engine = start({256, 16});
   std::vector<std::shared_ptr<RequestStream>> streams;
   for (int i = 0; i < 16; ++i) streams.push_back(*engine->submit(prompts[i], params[i]));
   for (int i = 0; i < 16; ++i) {
-    EXPECT_EQ(drain(*streams[i]), alone[i]) << "request " << i << " (" << prompts[i].size() << " prompt tokens)";
+    EXPECT_EQ(drain_tokens(*streams[i]), alone[i]) << "request " << i << " (" << prompts[i].size() << " prompt tokens)";
     EXPECT_EQ(alone[i].size(), 12u);
   }
   EXPECT_EQ(engine->counters().prompt_tokens, 1 * 16 + 23 * 120);
@@ -96,7 +88,7 @@ TEST_F(EngineOnModel, LongPromptChunkedBesideDecodesGivesWhatItGivesAlone) {
   std::vector<int32_t> alone;
   {
     auto engine = start({2048, 4});  // alone: a few large chunks
-    alone = drain(**engine->submit(long_prompt, p));
+    alone = drain_tokens(**engine->submit(long_prompt, p));
   }
   auto engine = start({200, 4});  // beside decodes: 64-token chunks, one per step
   SamplingParams chatter = p;
@@ -105,10 +97,10 @@ TEST_F(EngineOnModel, LongPromptChunkedBesideDecodesGivesWhatItGivesAlone) {
   auto b = *engine->submit(test::random_tokens(3, vocab(), 3), chatter);
   auto first = a->next();  // the short requests are decoding before the long one arrives
   auto long_stream = *engine->submit(long_prompt, p);
-  EXPECT_EQ(drain(*long_stream), alone);
+  EXPECT_EQ(drain_tokens(*long_stream), alone);
   const int64_t steps_with_long = engine->counters().steps;
-  EXPECT_EQ(drain(*a).size() + (first ? first->tokens.size() : 0), 120u);
-  EXPECT_EQ(drain(*b).size(), 120u);
+  EXPECT_EQ(drain_tokens(*a).size() + (first ? first->tokens.size() : 0), 120u);
+  EXPECT_EQ(drain_tokens(*b).size(), 120u);
   EXPECT_GT(steps_with_long, 5000 / 200) << "the long prompt was split across steps";
 }
 

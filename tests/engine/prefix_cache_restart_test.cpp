@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "engine/engine.h"
 #include "engine/qwen35_step_model.h"
@@ -121,6 +122,23 @@ TEST_F(PrefixCacheRestart, WhatIsEvictedWhileRunningIsSpilledAndReloaded) {
   }
   // A larger engine reloads all of them: the first prompt, evicted long before shutdown, hits.
   auto engine = start(options(64));
+  EXPECT_EQ(run(*engine, prompt(1), &cached), FakeStepModel::greedy(prompt(1), 8, {}));
+  EXPECT_EQ(cached, 960);
+}
+
+TEST_F(PrefixCacheRestart, AnIdleEngineHasWrittenWhatItHoldsSoAKillLosesNothing) {
+  // While the engine is idle it writes what it took: a copy of the directory taken then (what a
+  // SIGKILL would leave, no shutdown flush) gives a new engine the hit.
+  int64_t cached = -1;
+  auto first = start(options());
+  run(*first, prompt(1), &cached);
+  const fs::path dir = tmp_.path() / "cache", killed = tmp_.path() / "killed";
+  for (int i = 0; i < 500 && files_in(dir, "snapshot-") < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  fs::copy(dir, killed);
+  EXPECT_GE(files_in(killed, "snapshot-"), 2) << "the prompt-end and generation-end snapshots, written while idle";
+  EngineOptions o = options();
+  o.prefix_cache_dir = killed;
+  auto engine = start(o);
   EXPECT_EQ(run(*engine, prompt(1), &cached), FakeStepModel::greedy(prompt(1), 8, {}));
   EXPECT_EQ(cached, 960);
 }

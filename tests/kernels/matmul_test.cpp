@@ -38,10 +38,10 @@ Weights make_int8_weights(int64_t n, int64_t k, uint64_t seed, int64_t activatio
   int8_clear_packed(data, n, k);
   Xoshiro256 rng(seed);
   std::vector<int8_t> q(static_cast<size_t>(k));
-  std::vector<float> scales(static_cast<size_t>(groups));
+  std::vector<uint16_t> scales(static_cast<size_t>(groups));  // fp16
   for (int64_t r = 0; r < n; ++r) {
     for (int8_t& v : q) v = static_cast<int8_t>(static_cast<int>(rng.uniform() * 255.0f) - 127);
-    for (float& s : scales) s = 0.001f + 0.02f * rng.uniform();
+    for (uint16_t& s : scales) s = float_to_fp16(0.001f + 0.02f * rng.uniform());
     int8_pack_row(data, k, r, q.data(), scales.data());
   }
   w.view = TensorView{"w", DType::I8, {n, k}, data, static_cast<uint64_t>(bytes), WeightFormatId::int8_panels};
@@ -333,9 +333,9 @@ TEST(Int8Panels, PackedRowsReadBack) {
     std::vector<std::byte> packed(static_cast<size_t>(int8_packed_bytes(n, k)));
     int8_clear_packed(packed.data(), n, k);
     std::vector<int8_t> q(static_cast<size_t>(n * k));
-    std::vector<float> scales(static_cast<size_t>(n * groups));
+    std::vector<uint16_t> scales(static_cast<size_t>(n * groups));  // fp16
     for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
-    for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.5f + static_cast<float>(i);
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = float_to_fp16(0.5f + static_cast<float>(i));
     for (int64_t r = 0; r < n; ++r) int8_pack_row(packed.data(), k, r, q.data() + r * k, scales.data() + r * groups);
     const TensorView w{"w", DType::I8, {n, k}, packed.data(), packed.size(), WeightFormatId::int8_panels};
     for (int64_t r = 0; r < int8_panels(n) * kInt8PanelRows; ++r)
@@ -343,7 +343,8 @@ TEST(Int8Panels, PackedRowsReadBack) {
         const bool inside = r < n && c < k;
         ASSERT_EQ(int8_weight_q(w, r, c), inside ? q[r * k + c] : 0) << k << " " << r << " " << c;
         if (c % kInt8ScaleGroup == 0) {
-          ASSERT_EQ(int8_weight_scale(w, r, c / kInt8ScaleGroup), r < n ? scales[r * groups + c / kInt8ScaleGroup] : 0.0f);
+          ASSERT_EQ(int8_weight_scale(w, r, c / kInt8ScaleGroup),
+                    r < n ? fp16_to_float(scales[r * groups + c / kInt8ScaleGroup]) : 0.0f);
         }
       }
   }

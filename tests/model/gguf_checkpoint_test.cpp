@@ -29,14 +29,6 @@ const std::string kBf16 = (kGgufDir / "c_bf16_untied-BF16.gguf").string();
 const std::string kF32 = (kGgufDir / "d_text_only-F32.gguf").string();
 const std::string kQ8_0 = (kGgufDir / "c_bf16_untied-Q8_0-00001-of-00003.gguf").string();
 
-std::string fnv1a64(const std::vector<float>& values) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
-  for (size_t i = 0; i < values.size() * 4; ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return text;
-}
 
 // Every value of a GGUF tensor through the formats' reference dequantisation.
 std::vector<float> dequantized(const GgufPart& part, const GgufTensor& t) {
@@ -47,41 +39,48 @@ std::vector<float> dequantized(const GgufPart& part, const GgufTensor& t) {
   view.data = part.data(t);
   view.nbytes = t.bytes;
   const WeightFormat* format = nullptr;
-  if (t.type.id == 8) {
-    view.format = WeightFormatId::q8_0;
-    format = &q8_0_format();
-  } else {
-    view.dtype = t.type.id == 0 ? DType::F32 : t.type.id == 1 ? DType::F16 : DType::BF16;
-    format = &row_major_format(view.dtype);
+  switch (t.type.id) {  // ggml type ids
+    case 8: view.format = WeightFormatId::q8_0; break;
+    case 12: view.format = WeightFormatId::q4_k; break;
+    case 13: view.format = WeightFormatId::q5_k; break;
+    case 14: view.format = WeightFormatId::q6_k; break;
+    case 23: view.format = WeightFormatId::iq4_xs; break;
+    default: view.dtype = t.type.id == 0 ? DType::F32 : t.type.id == 1 ? DType::F16 : DType::BF16;
   }
+  format = &format_of(view);
   std::vector<float> out(static_cast<size_t>(t.numel));  // [rows, cols]
   for (int64_t r = 0; r < view.shape[0]; ++r) format->dequantize_row(view, r, out.data() + r * cols);
   return out;
 }
 
+// model_expected.json: the F32 / BF16 / Q8_0 fixtures; kquant_expected.json: the Q4_K, Q5_K, Q6_K,
+// IQ4_XS and Q4_K_M files llama.cpp quantised.
 TEST(GgufDequantization, EveryTensorIsBitIdenticalToGgufPy) {
-  std::ifstream in(kGgufDir / "model_expected.json");
-  const auto expected = nlohmann::json::parse(in);
   int64_t checked = 0;
-  for (const auto& [file, tensors] : expected["files"].items()) {
-    auto mapped = MappedFile::open((kGgufDir / file).string());
-    ASSERT_TRUE(mapped.ok()) << mapped.status().message();
-    GgufPart part{file, std::move(mapped).value(), {}};
-    auto parsed = parse_gguf(part.file.bytes(), file);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    part.gguf = std::move(parsed).value();
-    ASSERT_EQ(part.gguf.tensors.size(), tensors.size()) << file;
-    for (const GgufTensor& t : part.gguf.tensors) {
-      const auto& want = tensors.at(std::string(t.name));
-      EXPECT_EQ(t.type.name, want["type"].get<std::string>()) << t.name;
-      EXPECT_EQ(t.shape, want["shape"].get<std::vector<int64_t>>()) << t.name;
-      const std::vector<float> values = dequantized(part, t);
-      EXPECT_EQ(fnv1a64(values), want["fnv1a64_f32"].get<std::string>()) << file << ": " << t.name;
-      for (size_t i = 0; i < want["first"].size(); ++i) EXPECT_EQ(values[i], want["first"][i].get<float>()) << t.name;
-      ++checked;
+  for (const char* oracle : {"model_expected.json", "kquant_expected.json"}) {
+    std::ifstream in(kGgufDir / oracle);
+    const auto expected = nlohmann::json::parse(in);
+    for (const auto& [file, tensors] : expected["files"].items()) {
+      auto mapped = MappedFile::open((kGgufDir / file).string());
+      ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+      GgufPart part{file, std::move(mapped).value(), {}};
+      auto parsed = parse_gguf(part.file.bytes(), file);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+      part.gguf = std::move(parsed).value();
+      ASSERT_EQ(part.gguf.tensors.size(), tensors.size()) << file;
+      for (const GgufTensor& t : part.gguf.tensors) {
+        const auto& want = tensors.at(std::string(t.name));
+        EXPECT_EQ(t.type.name, want["type"].get<std::string>()) << t.name;
+        EXPECT_EQ(t.shape, want["shape"].get<std::vector<int64_t>>()) << t.name;
+        const std::vector<float> values = dequantized(part, t);
+        EXPECT_EQ(test::fnv1a64(values.data(), values.size() * 4), want["fnv1a64_f32"].get<std::string>()) << file << ": " << t.name;
+        for (size_t i = 0; i < want["first"].size(); ++i) EXPECT_EQ(values[i], want["first"][i].get<float>()) << t.name;
+        ++checked;
+      }
     }
   }
-  EXPECT_EQ(checked, 56 + 56 + 56 + 41);  // three models of 56 tensors (one split in 3), one of 41
+  // Three models of 56 tensors (one split in 3), one of 41; five K-quant files of 56.
+  EXPECT_EQ(checked, 56 + 56 + 56 + 41 + 5 * 56);
 }
 
 // Every text tensor of the safetensors original against the GGUF's, by HF name: same shape and, as
@@ -100,11 +99,18 @@ void expect_same_model(const std::string& gguf_path, const std::string& fixture,
     ASSERT_NE(got, nullptr) << hf;
     ASSERT_EQ(got->shape, want.shape) << hf;
     const int64_t cols = want.shape.back(), rows = static_cast<int64_t>(want.numel()) / cols;
-    std::vector<float> ours(want.numel()), theirs(want.numel());  // [rows, cols]
+    std::vector<float> ours(want.numel()), theirs(want.numel());  // [rows, cols], in the GGUF's column order
+    TensorView matrix = *got;
+    matrix.shape = {rows, cols};
+    // A tensor kept in the file's column order (Checkpoint::column_heads): HF's columns in that order.
+    const std::vector<int32_t>& heads = gguf->column_heads(hf);
+    const int64_t run = heads.empty() ? cols : cols / static_cast<int64_t>(heads.size());
+    std::vector<float> hf_row(cols);  // [cols] HF order
     for (int64_t r = 0; r < rows; ++r) {
-      weight_span(want, r * cols, cols, theirs.data() + r * cols);
-      if (got->format == WeightFormatId::q8_0) q8_0_format().dequantize_row(*got, r, ours.data() + r * cols);
-      else weight_span(*got, r * cols, cols, ours.data() + r * cols);
+      format_of(matrix).dequantize_row(matrix, r, ours.data() + r * cols);
+      weight_span(want, r * cols, cols, hf_row.data());
+      for (int64_t c = 0; c < cols; ++c)
+        theirs[r * cols + c] = heads.empty() ? hf_row[c] : hf_row[heads[c / run] * run + c % run];
     }
     const bool centred = hf.ends_with("layernorm.weight") || hf.ends_with("q_norm.weight") || hf.ends_with("k_norm.weight") ||
                          hf == "model.norm.weight";
@@ -115,16 +121,13 @@ void expect_same_model(const std::string& gguf_path, const std::string& fixture,
         ASSERT_EQ(std::exp(ours[i]), std::exp(theirs[i])) << hf << "[" << i << "]: the decay rate exp(A_log)";
       } else if (q8_0 && want.shape.size() == 2) {  // every 2-D tensor of the Q8_0 fixture is Q8_0 in the file
         // Q8_0 of llama.cpp's quantiser: d = max |w| of the block / 127 rounded to fp16 (relative error
-        // ≤ 2^-11), q = round(w / d): |w − fp16(d)·q| ≤ d / 2 + 127 · d · 2^-11. The embedding table is
-        // then rounded to bf16 (gguf_checkpoint.h): another half ulp, ≤ 2^-8 of the value.
-        // out_proj's blocks were made in the tiled column order, so its HF-order runs of 32 are not
-        // its blocks: the row's max bounds theirs.
-        const bool untiled = hf.ends_with("out_proj.weight");
-        const size_t block = untiled ? i / cols * cols : i / kQ8_0Block * kQ8_0Block;
+        // ≤ 2^-11), q = round(w / d): |w − fp16(d)·q| ≤ d / 2 + 127 · d · 2^-11. Blocks are runs of 32
+        // in the file's column order, which `theirs` follows. (Where value heads were permuted as whole
+        // blocks, HF's runs are the file's blocks too.)
+        const size_t block = i / kQ8_0Block * kQ8_0Block;
         float block_max = 0;
-        for (size_t j = block; j < block + (untiled ? cols : kQ8_0Block); ++j) block_max = std::max(block_max, std::fabs(theirs[j]));
-        const float bound = block_max / 127.0f * (0.5f + 127.0f / 2048.0f) * 1.001f +
-                            (hf.ends_with("embed_tokens.weight") ? std::fabs(ours[i]) / 256.0f : 0.0f);
+        for (size_t j = block; j < block + kQ8_0Block; ++j) block_max = std::max(block_max, std::fabs(theirs[j]));
+        const float bound = block_max / 127.0f * (0.5f + 127.0f / 2048.0f) * 1.001f;
         ASSERT_LE(std::fabs(ours[i] - theirs[i]), bound) << hf << "[" << i << "]";
       } else {
         ASSERT_EQ(ours[i], theirs[i]) << hf << "[" << i << "]";
@@ -137,8 +140,19 @@ void expect_same_model(const std::string& gguf_path, const std::string& fixture,
 
 TEST(GgufCheckpoint, Bf16FileGivesBackTheHfTensors) { expect_same_model(kBf16, "c_bf16_untied", false); }
 TEST(GgufCheckpoint, F32FileGivesBackTheHfTensors) { expect_same_model(kF32, "d_text_only", false); }
+// Head size 16: a Q8_0 block of out_proj spans two value heads, so its columns keep the file's order
+// and the checkpoint says which head each run holds (the model permutes out_proj's input instead).
 TEST(GgufCheckpoint, Q8_0SplitSetGivesBackTheHfTensorsWithinQ8_0Rounding) {
   expect_same_model(kQ8_0, "c_bf16_untied", true);
+  auto gguf = GgufCheckpoint::open(kQ8_0);
+  ASSERT_TRUE(gguf.ok());
+  const std::string out_proj = "model.layers.0.linear_attn.out_proj.weight";
+  EXPECT_EQ(gguf->find(out_proj)->format, WeightFormatId::q8_0);
+  // nK = 2, nV = 6 (r = 3): file head t = j·nK + g holds HF head g·r + j.
+  EXPECT_EQ(gguf->column_heads(out_proj), (std::vector<int32_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_TRUE(gguf->column_heads("model.layers.0.linear_attn.in_proj_z.weight").empty());
+  // The embedding table stays in its blocks (the embedding reads rows through the format).
+  EXPECT_EQ(gguf->find("model.embed_tokens.weight")->format, WeightFormatId::q8_0);
 }
 // Head size 128: out_proj's value heads are whole Q8_0 blocks, permuted as blocks (not expanded).
 TEST(GgufCheckpoint, Q8_0WithRealHeadSizesGivesBackTheHfTensorsWithinQ8_0Rounding) {
@@ -266,7 +280,7 @@ TEST(GgufBadFiles, UnsupportedTypeNamesTheTensorAndTheType) {
   std::memcpy(bytes.data() + info + 4 + 16, &i16, 4);
   EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes),
                         "tensor \"blk.0.ffn_up.weight\" (model.layers.0.mlp.up_proj.weight): ggml type I16 is not supported "
-                        "yet (supported: F32, F16, BF16, Q8_0)");
+                        "yet (supported: F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS)");
 }
 
 // --- split sets ---

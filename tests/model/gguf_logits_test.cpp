@@ -9,10 +9,8 @@
 #include <iostream>
 
 #include "io/safetensors_checkpoint.h"
-#include "kernels/cpu/cpu_backend.h"
-#include "kernels/ref/ref_backend.h"
 #include "model/model_loader.h"
-#include "model/sequence_runner.h"
+#include "model_logits.h"
 
 namespace ds {
 namespace {
@@ -44,39 +42,13 @@ std::vector<Prompt> read_prompts(const std::string& fixture) {
   return prompts;
 }
 
-std::vector<float> run(Qwen35Model& model, const std::vector<int32_t>& ids) {
-  SequenceRunner runner(model, static_cast<int64_t>(ids.size()), static_cast<int64_t>(ids.size()));
-  std::vector<float> logits;
-  EXPECT_TRUE(runner.feed(ids, LogitsRows::all, logits).ok());
-  return logits;
-}
-
-// Per position max |ours − ref| ÷ max |ref|, the worst position.
-double worst_error(const std::vector<float>& ours, const std::vector<float>& ref, int64_t vocab) {
-  double worst = 0;
-  for (size_t r = 0; r < ref.size(); r += static_cast<size_t>(vocab)) {
-    double max_ref = 0, max_diff = 0;
-    for (int64_t i = 0; i < vocab; ++i) {
-      max_ref = std::max(max_ref, double(std::fabs(ref[r + i])));
-      max_diff = std::max(max_diff, double(std::fabs(ours[r + i] - ref[r + i])));
-    }
-    worst = std::max(worst, max_diff / max_ref);
-  }
-  return worst;
-}
-
-std::vector<std::unique_ptr<Backend>> backends() {
-  std::vector<std::unique_ptr<Backend>> out;
-  out.push_back(std::make_unique<RefBackend>());
-  for (Isa isa : {Isa::avx2, Isa::avx512, Isa::amx})
-    if (detect_isa() >= isa) out.push_back(std::make_unique<CpuBackend>(isa, 2));
-  return out;
-}
+using test::all_logits;
+using test::worst_error;
 
 void expect_bit_identical(const std::string& gguf_file, const std::string& fixture) {
   const std::vector<Prompt> prompts = read_prompts(fixture);
   ASSERT_FALSE(prompts.empty());
-  for (const auto& backend : backends())
+  for (const auto& backend : test::logit_backends())
     for (ComputeMode mode : {ComputeMode::f32, ComputeMode::fast})
       for (WeightsChoice choice : {WeightsChoice::native, WeightsChoice::mapped}) {
         auto original = load_model((kFixtures / fixture).string(), *backend, mode, choice);
@@ -85,7 +57,7 @@ void expect_bit_identical(const std::string& gguf_file, const std::string& fixtu
         ASSERT_TRUE(gguf.ok()) << gguf.status().message();
         ASSERT_EQ(gguf->model->mode(), original->model->mode());
         for (const Prompt& prompt : prompts) {
-          const std::vector<float> want = run(*original->model, prompt.ids), got = run(*gguf->model, prompt.ids);
+          const std::vector<float> want = all_logits(*original->model, prompt.ids), got = all_logits(*gguf->model, prompt.ids);
           ASSERT_EQ(got.size(), want.size());
           EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
               << gguf_file << " [" << backend->name() << "] mode " << static_cast<int>(mode) << ", prompt of "
@@ -112,7 +84,7 @@ TEST(GgufLogits, F32FileGivesTheSafetensorsLogitsBitForBit) { expect_bit_identic
 void expect_q8_0_close_to_hf(const std::string& gguf_file, const std::string& fixture) {
   constexpr double kRatioToInt8 = 2.0, kQ8_0Tolerance = 0.12;
   const std::vector<Prompt> prompts = read_prompts(fixture);
-  for (const auto& backend : backends())
+  for (const auto& backend : test::logit_backends())
     for (ComputeMode mode : {ComputeMode::f32, ComputeMode::fast})
       for (WeightsChoice choice : {WeightsChoice::native, WeightsChoice::mapped, WeightsChoice::int8}) {
         auto gguf = load_model((kFixtures / "gguf" / gguf_file).string(), *backend, mode, choice);
@@ -121,8 +93,8 @@ void expect_q8_0_close_to_hf(const std::string& gguf_file, const std::string& fi
         ASSERT_TRUE(int8.ok()) << int8.status().message();
         const int64_t vocab = gguf->config.text.vocab_size;
         for (const Prompt& prompt : prompts) {
-          const double worst = worst_error(run(*gguf->model, prompt.ids), prompt.logits, vocab);
-          const double int8_worst = worst_error(run(*int8->model, prompt.ids), prompt.logits, vocab);
+          const double worst = worst_error(all_logits(*gguf->model, prompt.ids), prompt.logits, vocab);
+          const double int8_worst = worst_error(all_logits(*int8->model, prompt.ids), prompt.logits, vocab);
           std::cout << gguf_file << " [" << backend->name() << "] mode " << static_cast<int>(mode) << " weights "
                     << (choice == WeightsChoice::native ? "native" : choice == WeightsChoice::mapped ? "mapped" : "int8") << ", prompt of " << prompt.ids.size()
                     << ": error " << worst << " (safetensors --weights int8: " << int8_worst << ")\n";

@@ -125,7 +125,7 @@ def render(server, key):
 
 def run_key_tests(server):
     port = server.port
-    for probe in ("/health", "/ready", "/metrics"):
+    for probe in ("/health", "/ready", "/metrics", "/version"):
         check(http(port, "GET", probe)[0] == 200, f"{probe} answers without a key")
     status, headers, body = http(port, "GET", "/v1/models")
     error = json.loads(body).get("error", {}) if body.startswith("{") else {}

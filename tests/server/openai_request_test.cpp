@@ -60,10 +60,18 @@ TEST(OpenAiRequest, RealWorldChatBodies) {
 
 TEST(OpenAiRequest, RefusalsNameTheField) {
   ChatCompletionRequest r;
+  // An image_url part parses (the service loads its URL); one without a URL string, or video, does not.
   auto error = parse_chat_request(body("chat_image"), {}, r);
+  ASSERT_FALSE(error) << error->message;
+  EXPECT_EQ(r.messages[0]["content"][1]["image_url"]["url"], "https://example.com/cat.png");
+  error = parse_chat_request(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "x"}]}]})", {}, r);
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->param, "messages[0].content[1]");
-  EXPECT_NE(error->message.find("images and video are not supported yet"), std::string::npos);
+  EXPECT_EQ(error->param, "messages[0].content[0].image_url");
+  EXPECT_NE(error->message.find("expected {\"url\""), std::string::npos) << error->message;
+  error = parse_chat_request(R"({"messages": [{"role": "user", "content": [{"type": "video_url", "video_url": {"url": "x"}}]}]})", {}, r);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "messages[0].content[0]");
+  EXPECT_NE(error->message.find("video is not supported"), std::string::npos) << error->message;
   error = parse_chat_request(body("chat_response_format"), {}, r);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->param, "response_format");
@@ -183,6 +191,26 @@ TEST(ServerMetrics, VllmNames) {
                              "vllm:generation_tokens_total{model_name=\"m\"} 1234570\n",
                              "vllm:prefix_cache_queries_total{model_name=\"m\"} 12\n",
                              "vllm:prefix_cache_hits_total{model_name=\"m\"} 4\n", "process_resident_memory_bytes "})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  EXPECT_EQ(text.find("spec_decode"), std::string::npos) << "speculative decoding metrics without it configured";
+}
+
+TEST(ServerMetrics, SpeculativeDecodingAsVllmNamesIt) {
+  ServerMetrics metrics("m");
+  EngineCounters counters;
+  counters.speculative_tokens = 3;
+  counters.spec_drafts = 10;
+  counters.spec_draft_tokens = 28;
+  counters.spec_accepted_tokens = 13;
+  counters.spec_accepted_per_position = {7, 4, 2};
+  const std::string text = metrics.render(counters, 16);
+  for (const char* needle : {"# TYPE vllm:spec_decode_num_drafts_total counter\nvllm:spec_decode_num_drafts_total{model_name=\"m\"} 10\n",
+                             "vllm:spec_decode_num_draft_tokens_total{model_name=\"m\"} 28\n",
+                             "vllm:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 13\n",
+                             "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n"
+                             "vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"0\"} 7\n"
+                             "vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"1\"} 4\n"
+                             "vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"2\"} 2\n#"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
 }
 

@@ -13,21 +13,24 @@ namespace ds::test {
 nlohmann::ordered_json micro_config_json(const MicroOptions& options) {
   nlohmann::ordered_json layer_types = nlohmann::ordered_json::array();
   for (int i = 0; i < options.layers; ++i) layer_types.push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+  const bool blocks = options.block_sized;
+  const int hidden = blocks ? 256 : 64, head = blocks ? 64 : 32, linear_head = blocks ? 64 : 16;
   nlohmann::ordered_json text = {
-      {"model_type", "qwen3_5_text"}, {"vocab_size", 512}, {"hidden_size", 64}, {"intermediate_size", 96},
+      {"model_type", "qwen3_5_text"}, {"vocab_size", 512}, {"hidden_size", hidden}, {"intermediate_size", blocks ? 512 : 96},
       {"num_hidden_layers", options.layers}, {"layer_types", layer_types}, {"num_attention_heads", 4},
-      {"num_key_value_heads", 2}, {"head_dim", 32}, {"linear_conv_kernel_dim", 4}, {"linear_key_head_dim", 16},
-      {"linear_value_head_dim", 16}, {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4},
+      {"num_key_value_heads", 2}, {"head_dim", head}, {"linear_conv_kernel_dim", 4}, {"linear_key_head_dim", linear_head},
+      {"linear_value_head_dim", linear_head}, {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4},
       {"max_position_embeddings", 4096}, {"rms_norm_eps", 1e-6}, {"hidden_act", "silu"},
       {"tie_word_embeddings", options.tied}, {"mtp_num_hidden_layers", 1},
       {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000}, {"partial_rotary_factor", 0.25},
-                           {"mrope_section", {2, 1, 1}}, {"mrope_interleaved", true}}}};
+                           {"mrope_section", blocks ? nlohmann::ordered_json{4, 2, 2} : nlohmann::ordered_json{2, 1, 1}},
+                           {"mrope_interleaved", true}}}};
   if (!options.nested) return text;
   return {{"architectures", {"Qwen3_5ForConditionalGeneration"}},
           {"model_type", "qwen3_5"},
           {"text_config", text},
           {"vision_config", {{"model_type", "qwen3_5"}, {"depth", 1}, {"hidden_size", 32}, {"intermediate_size", 48},
-                             {"num_heads", 2}, {"out_hidden_size", 64}, {"num_position_embeddings", 16},
+                             {"num_heads", 2}, {"out_hidden_size", hidden}, {"num_position_embeddings", 16},
                              {"patch_size", 4}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}}},
           {"tie_word_embeddings", options.tied}};
 }

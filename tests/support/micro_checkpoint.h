@@ -1,4 +1,4 @@
-// Micro checkpoints for tests: valid Qwen3.5 configs with tiny dimensions (vocab 512, hidden 64),
+// Micro checkpoints for tests: valid Qwen3.5 configs with tiny dimensions (vocab 512, hidden 64 or 256),
 // written by the real random-checkpoint writer, and a way to rewrite their tensors to break them.
 #pragma once
 
@@ -16,6 +16,7 @@ struct MicroOptions {
   bool nested = true;   // released layout (text_config + vision_config) or flat text-only
   bool tied = true;
   int layers = 4;       // pattern L L L F
+  bool block_sized = false;  // rows of whole 256-value blocks (hidden 256, heads of 64), as GGUF's K-quants need
 };
 
 nlohmann::ordered_json micro_config_json(const MicroOptions& options);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,15 @@ inline std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t see
   std::vector<int32_t> tokens;
   for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>(rng.next() % static_cast<uint64_t>(vocab)));
   return tokens;
+}
+
+// 64-bit FNV-1a of `size` bytes, as 16 hex digits (the fixture scripts record hashes of values so).
+inline std::string fnv1a64(const void* data, size_t size) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ static_cast<const uint8_t*>(data)[i]) * 0x100000001B3ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
 }
 
 inline void write_file(const std::string& path, const std::string& bytes) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/gguf_set.h"
+#include "io/gguf_writer.h"
 #include "test_util.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -70,6 +71,46 @@ TEST(GgufTokenizer, ChatTemplateAndSpecialTokensAreTheHfOnes) {
   EXPECT_FALSE(special->contains("bos_token"));  // null in tokenizer_config.json, absent in the GGUF
 }
 
+// The real Qwen3.5 / Qwen3.6 vocabulary (248,320 ids) through deltaserve's GGUF writer
+// (set_gguf_tokenizer) and back: every id's bytes, known and special flags, the ids of every corpus
+// text and their decoding are those of the HF tokenizer.json it was written from.
+TEST(GgufTokenizer, RealQwen35VocabularyThroughAWrittenGgufIsTheHfTokenizer) {
+  const std::string dir = DS_REAL_TOKENIZER_DIR;
+  if (!fs::exists(dir + "/tokenizer.json"))
+    GTEST_SKIP() << dir << " is missing: run scripts/real_tokenizer.sh (scripts/install_deps.sh --test does)";
+  auto hf = Tokenizer::load_dir(dir);
+  ASSERT_TRUE(hf.ok()) << hf.status().message();
+  constexpr int64_t kVocab = 248320;  // the model's, padded past the tokenizer's 248,077 ids
+  GgufMetadata metadata;
+  metadata.set_string("general.architecture", "qwen35");
+  const Status set = set_gguf_tokenizer(test::read_file(dir + "/tokenizer.json"), test::read_file(dir + "/tokenizer_config.json"),
+                                        "{{ messages }}", kVocab, metadata);
+  ASSERT_TRUE(set.ok()) << set.message();
+  test::TempDir tmp;
+  auto writer = GgufWriter::create(tmp / "vocab.gguf", metadata, {});
+  ASSERT_TRUE(writer.ok() && writer->close().ok());
+  auto gguf = Tokenizer::load_dir(tmp / "vocab.gguf");
+  ASSERT_TRUE(gguf.ok()) << gguf.status().message();
+  EXPECT_EQ(gguf->pipeline(), TokenizerPipeline::qwen35);
+  EXPECT_EQ(gguf->id_limit(), hf->id_limit());
+  for (int32_t id = 0; id < kVocab; ++id) {
+    ASSERT_EQ(gguf->is_known(id), hf->is_known(id)) << id;
+    ASSERT_EQ(gguf->is_special(id), hf->is_special(id)) << id;
+    ASSERT_EQ(gguf->token_bytes(id), hf->token_bytes(id)) << id;
+  }
+  for (const std::string& text : corpus()) {
+    auto want = hf->encode(text);
+    auto got = gguf->encode(text);
+    ASSERT_TRUE(want.ok() && got.ok());
+    ASSERT_EQ(*got, *want) << text;
+    EXPECT_EQ(gguf->decode(*got, true), hf->decode(*want, true));
+  }
+  auto special = load_special_tokens(tmp / "vocab.gguf");
+  ASSERT_TRUE(special.ok());
+  EXPECT_EQ((*special)["eos_token"], "<|im_end|>");
+  EXPECT_EQ((*special)["pad_token"], "<|endoftext|>");
+}
+
 TEST(GgufTokenizer, OtherPreTokenizersAreRefusedByName) {
   test::TempDir tmp;
   std::string bytes = test::read_file((kGguf / "c_bf16_untied-BF16.gguf").string());
@@ -78,6 +119,19 @@ TEST(GgufTokenizer, OtherPreTokenizersAreRefusedByName) {
   test::write_file(tmp / "m.gguf", bytes);
   EXPECT_ERROR_CONTAINS(Tokenizer::load_dir(tmp / "m.gguf"),
                         "m.gguf: tokenizer.ggml.pre \"llama3\" is not supported (expected \"qwen35\", the Qwen3.5 pre-tokenizer)");
+}
+
+// A token that is not UTF-8 (found by fuzz_gguf_model: it reached the JSON writer, which threw) is
+// refused by index, before anything is built from it.
+TEST(GgufTokenizer, TokensThatAreNotUtf8AreRefused) {
+  test::TempDir tmp;
+  std::string bytes = test::read_file((kGguf / "c_bf16_untied-BF16.gguf").string());
+  const size_t at = bytes.find("<|im_end|>", bytes.find("tokenizer.ggml.tokens"));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = static_cast<char>(0xa0);  // a continuation byte with nothing to continue
+  test::write_file(tmp / "m.gguf", bytes);
+  EXPECT_ERROR_CONTAINS(Tokenizer::load_dir(tmp / "m.gguf"),
+                        "] is not valid UTF-8 (byte 0 of 10): expected the UTF-8 text of a byte-level BPE symbol");
 }
 
 }  // namespace

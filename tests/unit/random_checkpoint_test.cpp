@@ -12,6 +12,8 @@
 #include "io/safetensors_checkpoint.h"
 #include "micro_checkpoint.h"
 #include "model/shape_presets.h"
+#include "model/weight_spec.h"
+#include "vision/preprocessor_config.h"
 #include "test_util.h"
 #include "util/float16.h"
 
@@ -56,6 +58,16 @@ TEST(RandomCheckpoint, WritesHfLayoutFilesAndNoPartialDirectory) {
     EXPECT_TRUE(fs::exists(fs::path(tmp / "m") / name)) << name;
   EXPECT_FALSE(fs::exists(tmp / "m.partial"));
   EXPECT_TRUE(load_model_config(tmp / "m").ok());
+  // A released layout has a vision tower: its preprocessor file as released (patch 16, merge 2, 256² .. 4096² pixels).
+  auto preprocessor = load_preprocessor_config(tmp / "m");
+  ASSERT_TRUE(preprocessor.ok()) << preprocessor.status().message();
+  EXPECT_EQ(preprocessor->patch_size, 16);
+  EXPECT_EQ(preprocessor->min_pixels, 65536);
+  EXPECT_EQ(preprocessor->max_pixels, 16777216);
+  test::MicroOptions flat;
+  flat.nested = false;
+  test::write_micro_checkpoint(tmp / "flat", flat);
+  EXPECT_FALSE(fs::exists(fs::path(tmp / "flat") / "preprocessor_config.json")) << "a text-only save has no tower";
 }
 
 TEST(RandomCheckpoint, RefusesNonEmptyDirectoryUnlessForced) {
@@ -123,6 +135,54 @@ TEST(ShapePresets, AllPresetsProduceValidConfigsOfTheRealShapes) {
   EXPECT_EQ(ours->vision->depth, real->vision->depth);
   EXPECT_EQ(ours->vision->intermediate_size, real->vision->intermediate_size);
   EXPECT_FALSE(find_shape_preset("70b").ok());
+}
+
+// --with-mtp at every shape: the head's 15 tensors (one layer, as released), of the preset's dimensions.
+TEST(ShapePresets, EveryPresetWritesTheMtpHead) {
+  for (const ShapePreset& preset : shape_presets()) {
+    auto config = parse_model_config(preset_config_json(preset, false, "bfloat16").dump());
+    ASSERT_TRUE(config.ok()) << preset.name << ": " << config.status().message();
+    EXPECT_EQ(config->text.mtp_num_hidden_layers, 1) << preset.name;
+    WeightTableOptions options;
+    options.mtp = true;
+    std::vector<WeightSpec> mtp;
+    for (const WeightSpec& spec : qwen35_weight_table(*config, options))
+      if (spec.part == WeightPart::mtp) mtp.push_back(spec);
+    const int64_t H = config->text.hidden_size;
+    ASSERT_EQ(mtp.size(), 15u) << preset.name;
+    for (const WeightSpec& spec : mtp) {
+      if (spec.name == "mtp.fc.weight") {
+        EXPECT_EQ(spec.shape, (std::vector<int64_t>{H, 2 * H})) << preset.name;
+      }
+      if (spec.name == "mtp.layers.0.mlp.gate_proj.weight") {
+        EXPECT_EQ(spec.shape, (std::vector<int64_t>{config->text.intermediate_size, H})) << preset.name;
+      }
+    }
+  }
+}
+
+TEST(RandomCheckpoint, WithMtpWritesTheHeadWithItsInitialisation) {
+  test::TempDir tmp;
+  RandomCheckpointOptions writer;
+  writer.with_mtp = true;
+  test::write_micro_checkpoint(tmp / "m", {}, writer);
+  auto checkpoint = SafetensorsCheckpoint::open_dir(tmp / "m");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().message();
+  int mtp = 0;
+  for (const auto& [name, view] : checkpoint->tensors())
+    if (name.rfind("mtp.", 0) == 0) {
+      ++mtp;
+      EXPECT_EQ(view.dtype, DType::BF16) << name;
+    }
+  EXPECT_EQ(mtp, 15);
+  // Zero-centred norms are randomised around 0 (applied as 1 + w), matrices N(0, 0.02).
+  const std::vector<float> norm = as_floats(*checkpoint->find("mtp.pre_fc_norm_hidden.weight"));
+  const std::vector<float> fc = as_floats(*checkpoint->find("mtp.fc.weight"));
+  double norm_sq = 0, fc_sq = 0;
+  for (float v : norm) norm_sq += double(v) * v;
+  for (float v : fc) fc_sq += double(v) * v;
+  EXPECT_NEAR(std::sqrt(norm_sq / norm.size()), 0.1, 0.03);
+  EXPECT_NEAR(std::sqrt(fc_sq / fc.size()), 0.02, 0.002);
 }
 
 }  // namespace

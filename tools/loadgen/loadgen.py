@@ -10,6 +10,10 @@ Standard library only.
 
 --burst N instead: N clients connect at the same moment and each sends one GET /v1/models; it
 reports how many got each HTTP status and how many got no HTTP answer at all (reset, closed).
+
+--scrape-interval S: while each level runs, GET /metrics every S seconds as a gateway's load
+monitor does, and report the scrape's latency (p50, p99, max) and the largest running / waiting
+counts and KV usage it read (a scrape must answer promptly while the engine is busy).
 """
 import argparse
 import http.client
@@ -59,9 +63,30 @@ def one_request(url, model, prompt, max_tokens):
     return arrivals[0] - start, [b - a for a, b in zip(arrivals, arrivals[1:])], tokens
 
 
+def scrape(url, interval, stop, out):
+    """GET /metrics every `interval` s until `stop` is set: latencies and the load gauges read."""
+    parsed = urllib.parse.urlparse(url)
+    while not stop.is_set():
+        start = time.perf_counter()
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+        out["latencies"].append(time.perf_counter() - start)
+        for line in text.splitlines():
+            name = line.split("{")[0].split(" ")[0]
+            if name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"):
+                out[name] = max(out.get(name, 0.0), float(line.rsplit(" ", 1)[1]))
+        stop.wait(interval)
+
+
 def run_level(args, n, words):
     ttfts, gaps, tokens, errors = [], [], [0], []
     lock = threading.Lock()
+    scraped, stop = {"latencies": []}, threading.Event()
+    scraper = threading.Thread(target=scrape, args=(args.url, args.scrape_interval, stop, scraped)) if args.scrape_interval else None
+    if scraper:
+        scraper.start()
 
     def client(i):
         rng = random.Random(i)
@@ -85,13 +110,23 @@ def run_level(args, n, words):
     for t in threads:
         t.join()
     wall = time.perf_counter() - start
+    if scraper:
+        stop.set()
+        scraper.join()
     for error in errors[:3]:
         print(f"error: {error}", flush=True)
-    return {"concurrency": n, "requests": len(ttfts), "errors": len(errors), "tokens": tokens[0], "wall_s": round(wall, 3),
-            "tokens_per_s": round(tokens[0] / wall, 3),
-            "ttft_p50_s": round(percentile(ttfts, 0.5), 4), "ttft_p99_s": round(percentile(ttfts, 0.99), 4),
-            "itl_p50_s": round(percentile(gaps, 0.5), 4), "itl_p99_s": round(percentile(gaps, 0.99), 4),
-            "itl_mean_s": round(statistics.mean(gaps), 4) if gaps else None}
+    result = {"concurrency": n, "requests": len(ttfts), "errors": len(errors), "tokens": tokens[0], "wall_s": round(wall, 3),
+              "tokens_per_s": round(tokens[0] / wall, 3),
+              "ttft_p50_s": round(percentile(ttfts, 0.5), 4), "ttft_p99_s": round(percentile(ttfts, 0.99), 4),
+              "itl_p50_s": round(percentile(gaps, 0.5), 4), "itl_p99_s": round(percentile(gaps, 0.99), 4),
+              "itl_mean_s": round(statistics.mean(gaps), 4) if gaps else None}
+    if scraper:
+        lat = scraped.pop("latencies")
+        result.update({"scrapes": len(lat), "scrape_p50_s": round(percentile(lat, 0.5), 4),
+                       "scrape_p99_s": round(percentile(lat, 0.99), 4), "scrape_max_s": round(max(lat, default=float("nan")), 4),
+                       "max_running": scraped.get("vllm:num_requests_running"), "max_waiting": scraped.get("vllm:num_requests_waiting"),
+                       "max_kv_usage": scraped.get("vllm:kv_cache_usage_perc")})
+    return result
 
 
 def burst(url, n):
@@ -132,6 +167,8 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens generated per request (EOS ignored)")
     parser.add_argument("--json", action="store_true", help="one JSON object per level")
     parser.add_argument("--burst", type=int, default=0, help="N clients connect at once, one GET /v1/models each; counts outcomes")
+    parser.add_argument("--scrape-interval", type=float, default=0.0,
+                        help="GET /metrics every S seconds during each level; report its latency and the load it read")
     args = parser.parse_args()
     if args.burst:
         print(json.dumps({"burst": args.burst, "outcomes": burst(args.url, args.burst)}), flush=True)
@@ -146,6 +183,10 @@ def main():
         else:
             print(f"{n:>7} {result['tokens_per_s']:>8.2f} {result['ttft_p50_s']:>8.2f}s {result['ttft_p99_s']:>8.2f}s "
                   f"{result['itl_p50_s'] * 1000:>6.0f}ms {result['itl_p99_s'] * 1000:>6.0f}ms {result['errors']:>6}", flush=True)
+            if args.scrape_interval:
+                print(f"        /metrics: {result['scrapes']} scrapes, p50 {result['scrape_p50_s'] * 1000:.1f} ms, "
+                      f"p99 {result['scrape_p99_s'] * 1000:.1f} ms, max {result['scrape_max_s'] * 1000:.1f} ms; read running "
+                      f"{result['max_running']}, waiting {result['max_waiting']}, KV usage {result['max_kv_usage']}", flush=True)
 
 
 if __name__ == "__main__":

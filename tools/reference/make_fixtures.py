@@ -143,6 +143,22 @@ FIXTURES = [
                       linear_num_value_heads=4, rope_parameters=rope(1e4, [2, 2, 2])),
         vision=None,
     ),
+    dict(
+        name="g_kquant_shapes",
+        description="4 layers [L,L,L,F] whose every matmul input dimension is a multiple of 256 (GGUF K-quant "
+                    "super-blocks; the source of the llama.cpp-quantised tests/fixtures/gguf/g_kquant_shapes-*.gguf): "
+                    "hidden 256, intermediate 256, vocab 512 (with 256 the converted tokenizer has no BPE merges and "
+                    "llama.cpp refuses it); real head sizes (head_dim 256, dK = dV = 128, rotary 64, mrope "
+                    "[11,11,10], rope_theta 1e7), 2 query heads / 1 KV head, 2 key heads / 4 value heads "
+                    "(llama.cpp reorders the value heads; out_proj's 256-column super-blocks span two value heads); "
+                    "untied lm_head; BF16 storage with linear_attn.A_log and linear_attn.norm.weight F32; VLM layout",
+        layout="vlm", storage="bf16_mixed", tie=False,
+        text=text_cfg(layer_types=[L, L, L, F_], hidden_size=256, intermediate_size=256,
+                      num_attention_heads=2, num_key_value_heads=1, head_dim=256, linear_key_head_dim=128,
+                      linear_value_head_dim=128, linear_num_key_heads=2, linear_num_value_heads=4,
+                      rope_parameters=rope(1e7, [11, 11, 10])),
+        vision=tiny_vision(256),
+    ),
 ]
 
 

@@ -1,7 +1,8 @@
 // CpuBackend: each weight format's matmul kernels (kernels/formats/) threaded with each thread on
 // one contiguous range of weight rows; the token mixers, norms and element-wise
 // ops run this ISA's build of the portable kernels, split over threads by heads, channels or rows;
-// embedding, DeltaNet gates and KV writes (copies or tiny) run the scalar reference.
+// the vision tower's LayerNorm, bias, GELU and tiled bidirectional attention likewise; embedding,
+// DeltaNet gates and KV writes (copies or tiny) run the scalar reference.
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>
@@ -32,11 +33,15 @@ CpuBackend::CpuBackend(Isa isa, int threads)
   for (std::vector<float>& buffer : thread_buffers_) buffer.reserve(static_cast<size_t>(kernels::kAttentionScratchBudget));
 }
 
-// Bf16 panels need AVX-512 BF16 (or AMX) and bf16 inputs (fast mode); every other stored weight is read in place.
+// Bf16 panels need AVX-512 BF16 (or AMX) and bf16 inputs (fast mode); block-FP8 weights go into FP8
+// panels where this CPU has their kernels; every other weight is read as it is.
 WeightFormatId CpuBackend::preferred_format(const TensorView& w, bool round_input_bf16) const {
+  if (w.format == WeightFormatId::fp8_blocks)
+    return weight_format(WeightFormatId::fp8_panels, w.dtype).fast_matmul(isa_, round_input_bf16) ? WeightFormatId::fp8_panels
+                                                                                                  : w.format;
   const bool panels = has_avx512(isa_) && round_input_bf16 && w.format == WeightFormatId::stored &&
                       w.dtype == DType::BF16 && w.shape.size() == 2;
-  return panels ? WeightFormatId::bf16_panels : WeightFormatId::stored;
+  return panels ? WeightFormatId::bf16_panels : w.format;
 }
 
 void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
@@ -152,6 +157,47 @@ void CpuBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim,
   auto kernel = portable_->rope;
   run_ranges(tokens, tokens * heads * head_dim, 1,
              [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, heads, head_dim, angles, begin, end); });
+}
+
+void CpuBackend::layer_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, const TensorView& b,
+                            float eps, float* out) {
+  if (isa_ == Isa::scalar) return ref_.layer_norm(x, rows, dim, w, b, eps, out);
+  auto kernel = portable_->layer_norm;
+  run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
+    if (buffer.size() < static_cast<size_t>(2 * dim)) buffer.resize(static_cast<size_t>(2 * dim));
+    kernel(x, dim, w, b, eps, out, begin, end, buffer.data());
+  });
+}
+
+void CpuBackend::add_bias(float* x, int64_t rows, int64_t dim, const TensorView& bias) {
+  if (isa_ == Isa::scalar) return ref_.add_bias(x, rows, dim, bias);
+  auto kernel = portable_->add_bias;
+  run_ranges(rows, rows * dim, 1, [&](int64_t begin, int64_t end, std::vector<float>& buffer) {
+    if (buffer.size() < static_cast<size_t>(dim)) buffer.resize(static_cast<size_t>(dim));
+    kernel(x, dim, bias, begin, end, buffer.data());
+  });
+}
+
+void CpuBackend::gelu(float* x, int64_t n, Gelu kind) {
+  if (isa_ == Isa::scalar) return ref_.gelu(x, n, kind);
+  auto kernel = kind == Gelu::tanh ? portable_->gelu_tanh : portable_->gelu_erf;
+  run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, begin, end); });
+}
+
+// (head, query tile) pairs are independent: each thread runs a contiguous range of them.
+void CpuBackend::attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
+                                         int64_t head_dim, float scale, float* out) {
+  if (isa_ == Isa::scalar) return ref_.attention_bidirectional(q, k, v, n, num_heads, head_dim, scale, out);
+  auto kernel = portable_->attention_bidirectional;
+  const int64_t tiles = kernels::vision_attention_tiles(n, num_heads);
+  const auto scratch_floats = static_cast<size_t>(kernels::vision_attention_scratch_floats(head_dim));
+  pool_.run([&](int t, int threads) {
+    const auto [begin, end] = ThreadPool::range(tiles, t, threads);
+    if (begin >= end) return;
+    std::vector<float>& scratch = thread_buffers_[t];
+    if (scratch.size() < scratch_floats) scratch.resize(scratch_floats);
+    kernel(q, k, v, n, num_heads, head_dim, scale, out, begin, end, scratch.data());
+  });
 }
 
 void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,

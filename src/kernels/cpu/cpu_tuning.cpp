@@ -8,19 +8,29 @@ namespace ds {
 
 namespace {
 
-bool genuine_intel() {
+bool vendor_is(const char* name) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
   char vendor[13] = {};
   std::memcpy(vendor, &ebx, 4);
   std::memcpy(vendor + 4, &edx, 4);
   std::memcpy(vendor + 8, &ecx, 4);
-  return std::strcmp(vendor, "GenuineIntel") == 0;
+  return std::strcmp(vendor, name) == 0;
+}
+
+// CPUID leaf 1's family: base family, plus the extended family when the base is 15 (AMD's Zen 4 is
+// 25, Zen 5 26).
+unsigned cpu_family() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+  const unsigned base = (eax >> 8) & 0xf;
+  return base == 0xf ? base + ((eax >> 20) & 0xff) : base;
 }
 
 CpuTuning detect_tuning() {
   CpuTuning tuning;
-  if (genuine_intel()) tuning.decode_prefetch_bytes = 2304;
+  if (vendor_is("GenuineIntel")) tuning.decode_prefetch_bytes = 2304;
+  if (vendor_is("AuthenticAMD") && cpu_family() == 25) tuning.kquant_decode_prefetch = {48 * 1024, true};
   return tuning;
 }
 

@@ -6,6 +6,12 @@
 
 namespace ds {
 
+// How far ahead a K-quant decode prefetches its panels, and where to.
+struct KquantPrefetch {
+  int64_t bytes = 0;     // 0: none
+  bool into_l2 = false;  // prefetcht1 (else prefetcht0, into L1)
+};
+
 struct CpuTuning {
   // How far ahead of a decode matmul's weight stream (one sequential stream per thread) the
   // kernels prefetch, in bytes; 0: none. On the Xeons measured, the hardware prefetchers alone left
@@ -14,6 +20,14 @@ struct CpuTuning {
   // distance is its own: 80–82% without, 84–89% with 2–4 KiB); on Zen 4, prefetching the bf16
   // panels was no faster on 2 threads and 4% slower on 1.
   int64_t decode_prefetch_bytes = 0;
+  // The same for the K-quant panels (kernels/formats/kquant/), whose decode streams a panel's codes
+  // and its side bytes at once (a superblock's worth of the stream per superblock). Zen 4 (family 25):
+  // 48 KiB ahead into L2 — a 2-thread Q4_K decode stream read 17–25 GB/s without prefetching, 15
+  // 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K 11–16, 10–13, 20–42; the VM's bandwidth
+  // swings, hence ranges). Zen 5 (family 26): 3 KiB ahead into L1 — one thread read 15–18 GB/s of Q4_K
+  // without, 25–26 with (4 KiB the same, 6–8 KiB worse; int8 panels there: 30–39 GB/s). Every
+  // other CPU takes Zen 5's until measured (docs/benchmarks.md).
+  KquantPrefetch kquant_decode_prefetch = {3072, false};
 };
 
 const CpuTuning& cpu_tuning();  // for this CPU, detected once

@@ -26,12 +26,14 @@ namespace {
 #include "kernels/conv.inc"
 #include "kernels/elementwise.inc"
 #include "kernels/gated_delta_rule_tiled.inc"
+#include "kernels/vision_ops.inc"
 }  // namespace
 
 const PortableKernels& DS_PORTABLE_KERNELS_ENTRY() {
   static const PortableKernels table{delta_recurrent_heads, delta_chunked_heads, conv_channels,   attention_heads_tiled,
                                      rms_norm_rows,         rms_norm_gated_rows, silu_mul_range,  sigmoid_gate_range,
-                                     add_range,             rope_tokens};
+                                     add_range,             rope_tokens,         layer_norm_rows, add_bias_rows,
+                                     gelu_tanh_range,       gelu_erf_range,      attention_bidirectional_tiles};
   return table;
 }
 

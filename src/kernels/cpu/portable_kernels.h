@@ -36,7 +36,33 @@ struct PortableKernels {
   void (*sigmoid_gate)(float* x, const float* gate, int64_t begin, int64_t end);
   void (*add)(float* x, const float* y, int64_t begin, int64_t end);
   void (*rope)(float* x, int64_t heads, int64_t head_dim, const RopeAngles& angles, int64_t t_begin, int64_t t_end);
+  // The vision tower's ops (vision_ops.inc). buffer: scratch of 2 · dim (layer_norm) or dim (add_bias) floats.
+  void (*layer_norm)(const float* x, int64_t dim, const TensorView& w, const TensorView& b, float eps, float* out,
+                     int64_t r_begin, int64_t r_end, float* buffer);
+  void (*add_bias)(float* x, int64_t dim, const TensorView& bias, int64_t r_begin, int64_t r_end, float* buffer);
+  void (*gelu_tanh)(float* x, int64_t begin, int64_t end);
+  void (*gelu_erf)(float* x, int64_t begin, int64_t end);
+  // Tiles [tile_begin, tile_end) of vision_attention_tiles(n, heads); scratch of
+  // vision_attention_scratch_floats(head_dim).
+  void (*attention_bidirectional)(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
+                                  int64_t head_dim, float scale, float* out, int64_t tile_begin, int64_t tile_end,
+                                  float* scratch);
 };
+
+// Query rows per bidirectional attention tile and keys per key block: a tile keeps its rows' running
+// max, total and weighted sum of V while the key blocks stream past (online softmax), so memory is
+// O(tile), never O(n²).
+inline constexpr int64_t kVisionQueryTile = 32;
+inline constexpr int64_t kVisionKeyBlock = 64;
+
+inline int64_t vision_attention_tiles(int64_t n, int64_t num_heads) {
+  return num_heads * ((n + kVisionQueryTile - 1) / kVisionQueryTile);
+}
+// Scratch floats of one tile: the key block transposed, its scores, the running sums and max / total.
+inline int64_t vision_attention_scratch_floats(int64_t head_dim) {
+  return head_dim * kVisionKeyBlock + kVisionQueryTile * (kVisionKeyBlock + head_dim + 2);
+}
+
 
 // Query positions per attention tile: each tile reads its kv head's K and V once, so at 32 the
 // memory traffic of a long prompt is 1/128 of one query at a time (32 positions × 4 heads of a

@@ -2,7 +2,13 @@
 #include <vector>
 
 #include "kernels/formats/bf16_panels/bf16_panels_format.h"
+#include "kernels/formats/fp8/fp8_blocks_format.h"
+#include "kernels/formats/fp8/fp8_panels_format.h"
 #include "kernels/formats/int8_panels/int8_panels_format.h"
+#include "kernels/formats/iq4_xs/iq4_xs.h"
+#include "kernels/formats/q4_k/q4_k.h"
+#include "kernels/formats/q5_k/q5_k.h"
+#include "kernels/formats/q6_k/q6_k.h"
 #include "kernels/formats/q8_0/q8_0_format.h"
 #include "kernels/formats/row_major/row_major_format.h"
 #include "kernels/formats/weight_format.h"
@@ -52,6 +58,16 @@ const WeightFormat& weight_format(WeightFormatId id, DType dtype) {
     case WeightFormatId::int8_panels: return int8_panels_format();
     case WeightFormatId::q8_0: return q8_0_format();
     case WeightFormatId::q8_0_int8_panels: return q8_0_int8_panels_route();
+    case WeightFormatId::q4_k: return q4_k_type().blocks_format();
+    case WeightFormatId::q4_k_panels: return q4_k_type().panels_format();
+    case WeightFormatId::q5_k: return q5_k_type().blocks_format();
+    case WeightFormatId::q5_k_panels: return q5_k_type().panels_format();
+    case WeightFormatId::q6_k: return q6_k_type().blocks_format();
+    case WeightFormatId::q6_k_panels: return q6_k_type().panels_format();
+    case WeightFormatId::iq4_xs: return iq4_xs_type().blocks_format();
+    case WeightFormatId::iq4_xs_panels: return iq4_xs_type().panels_format();
+    case WeightFormatId::fp8_blocks: return fp8_blocks_format();
+    case WeightFormatId::fp8_panels: return fp8_panels_format();
   }
   DS_CHECK(false, "unknown weight format ", static_cast<int>(id));
   return bf16_panels_format();

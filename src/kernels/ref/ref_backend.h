@@ -33,6 +33,12 @@ class RefBackend final : public Backend {
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                  const KvLayerView& kv, float scale, float* out) override;
   void copy(void* dst, const void* src, uint64_t bytes) override;
+  void layer_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, const TensorView& b, float eps,
+                  float* out) override;
+  void add_bias(float* x, int64_t rows, int64_t dim, const TensorView& bias) override;
+  void gelu(float* x, int64_t n, Gelu kind) override;
+  void attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
+                               int64_t head_dim, float scale, float* out) override;
 };
 
 }  // namespace ds

@@ -75,6 +75,8 @@ class Bf16PanelsFormat final : public WeightFormat {
 
 }  // namespace
 
+const ActivationCodec& bf16_token_tiles() { return kTokenTiles; }
+
 const WeightFormat& bf16_panels_format() {
   static const Bf16PanelsFormat format;
   return format;

@@ -52,6 +52,14 @@ inline Int8Activations int8_activations_in(std::byte* buffer, int64_t m, int64_t
                          reinterpret_cast<int32_t*>(buffer + q_bytes + 4 * m * groups), groups, planes};
 }
 
+// x86's float → int32 conversion (cvtps2dq), which the ISA versions use: round to nearest even, and
+// NaN or a value outside int32 gives INT32_MIN. Spelled out because the C++ cast is undefined there,
+// and a fuzzed or broken checkpoint can make activations non-finite.
+inline int32_t round_to_int32_as_x86(float v) {
+  const float rounded = std::nearbyint(v);
+  return rounded >= -2147483648.0f && rounded < 2147483648.0f ? static_cast<int32_t>(rounded) : INT32_MIN;
+}
+
 // Scalar definition (the reference; the ISA versions must match it bit for bit): quantises row `r`
 // (x [k]) into `a`.
 inline void quantize_activation_row_scalar(const float* x, int64_t k, int64_t r, const Int8Activations& a) {
@@ -63,14 +71,14 @@ inline void quantize_activation_row_scalar(const float* x, int64_t k, int64_t r,
     float amax = 0.0f;
     for (int64_t i = 0; i < count; ++i) amax = std::max(amax, std::fabs(x[first + i]));
     const float inverse = amax > 0.0f ? levels / amax : 0.0f;
-    int32_t sum_hi = 0, sum_lo = 0;
+    int64_t sum_hi = 0, sum_lo = 0;  // int64: non-finite rows would overflow int32 (the SIMD sums wrap)
     for (int64_t i = 0; i < kInt8ScaleGroup; ++i) {
-      const auto value = i < count ? static_cast<int32_t>(std::nearbyint(x[first + i] * inverse)) : 0;
+      const auto value = i < count ? round_to_int32_as_x86(x[first + i] * inverse) : 0;
       if (a.planes == 1) {
         q[first + i] = static_cast<int8_t>(value);
         sum_hi += value;
       } else {
-        const int32_t hi = (value + 128) >> 8, lo = value - 256 * hi;
+        const int32_t hi = static_cast<int32_t>((int64_t{value} + 128) >> 8), lo = static_cast<int32_t>(value - int64_t{256} * hi);
         q[first + i] = static_cast<int8_t>(hi);
         q[stride + first + i] = static_cast<int8_t>(lo);
         sum_hi += hi;
@@ -78,8 +86,8 @@ inline void quantize_activation_row_scalar(const float* x, int64_t k, int64_t r,
       }
     }
     a.scales[r * a.groups + g] = amax / levels;
-    a.offset_sum[(r * a.planes) * a.groups + g] = -128 * sum_hi;
-    if (a.planes == 2) a.offset_sum[(r * a.planes + 1) * a.groups + g] = -128 * sum_lo;
+    a.offset_sum[(r * a.planes) * a.groups + g] = static_cast<int32_t>(-128 * sum_hi);  // modulo 2^32
+    if (a.planes == 2) a.offset_sum[(r * a.planes + 1) * a.groups + g] = static_cast<int32_t>(-128 * sum_lo);
   }
 }
 

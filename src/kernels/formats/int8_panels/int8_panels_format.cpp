@@ -6,7 +6,9 @@
 
 #include "kernels/formats/int8_panels/int8_kernels.h"
 #include "kernels/formats/int8_panels/int8_panels.h"
+#include "kernels/formats/round_even.h"
 #include "util/check.h"
+#include "util/float16.h"
 
 namespace ds {
 
@@ -32,13 +34,6 @@ void run_panels(const std::byte* a, int64_t m, const ActivationOptions& options,
   Kernel(int8_activations_in(const_cast<std::byte*>(a), m, w.shape[1], options.planes), m, w, panel_begin, panel_end, y);
 }
 
-// Rounds to nearest even like std::nearbyint, by the 1.5 · 2^23 trick (exact for |v| < 2^22), so
-// the loop vectorises: loading 2B took 10–15 s with the libm call.
-inline float round_even(float v) {
-  constexpr float kRound = 12582912.0f;
-  return (v + kRound) - kRound;
-}
-
 class Int8PanelsFormat final : public WeightFormat {
  public:
   WeightFormatId id() const override { return WeightFormatId::int8_panels; }
@@ -53,7 +48,7 @@ class Int8PanelsFormat final : public WeightFormat {
     const WeightFormat& from = format_of(source);
     std::vector<float> row(static_cast<size_t>(cols));                          // [k] source row
     std::vector<int8_t> q(static_cast<size_t>(groups * kInt8ScaleGroup), 0);  // [groups · 32]
-    std::vector<float> scales(static_cast<size_t>(groups));                     // [groups]
+    std::vector<uint16_t> scales(static_cast<size_t>(groups));                  // [groups] fp16
     const int64_t panel_bytes = int8_panel_bytes(cols);
     int8_clear_packed(packed + panel_begin * panel_bytes, (panel_end - panel_begin) * kInt8PanelRows, cols);
     for (int64_t r = panel_begin * kInt8PanelRows; r < std::min(rows, panel_end * kInt8PanelRows); ++r) {
@@ -62,10 +57,12 @@ class Int8PanelsFormat final : public WeightFormat {
         const int64_t lo = g * kInt8ScaleGroup, hi = std::min(cols, lo + kInt8ScaleGroup);
         float max_abs = 0.0f;
         for (int64_t c = lo; c < hi; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
-        const float scale = max_abs > 0.0f ? max_abs / 127.0f : 1.0f;
-        scales[g] = scale;
+        // The scale as stored (fp16); a group too small for it (max |w| < 127 · 2^-24) becomes zeros.
+        scales[g] = float_to_fp16(max_abs > 0.0f ? max_abs / 127.0f : 1.0f);
+        const float scale = fp16_to_float(scales[g]);
         for (int64_t c = lo; c < hi; ++c)
-          q[c] = static_cast<int8_t>(static_cast<int32_t>(round_even(std::clamp(row[c] / scale, -127.0f, 127.0f))));
+          q[c] = scale > 0.0f ? static_cast<int8_t>(static_cast<int32_t>(round_even(std::clamp(row[c] / scale, -127.0f, 127.0f))))
+                              : 0;
       }
       int8_pack_row(packed, cols, r, q.data(), scales.data());
     }

@@ -52,7 +52,7 @@ void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, floa
     }
     const __m256 sx = _mm256_set1_ps(a.scales[r * groups + g]);
     for (int s = 0; s < 4; ++s) {
-      const __m256 sw = _mm256_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset + 32 * s));
+      const __m256 sw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(block + kInt8ScalesOffset + 16 * s)));
       acc[s] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[s]), _mm256_mul_ps(sw, sx), acc[s]);
     }
   }

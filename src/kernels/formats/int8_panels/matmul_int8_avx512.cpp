@@ -60,8 +60,8 @@ void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < 2; ++c) dot[r][0][c] = _mm512_add_epi32(_mm512_slli_epi32(dot[r][0][c], 8), dot[r][1][c]);
     }
-    const __m512 sw0 = _mm512_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset));
-    const __m512 sw1 = _mm512_load_ps(reinterpret_cast<const float*>(block + kInt8ScalesOffset + 64));
+    const __m512 sw0 = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(block + kInt8ScalesOffset)));
+    const __m512 sw1 = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(block + kInt8ScalesOffset + 32)));
     for (int r = 0; r < R; ++r) {
       const __m512 sx = _mm512_set1_ps(a.scales[(r0 + r) * groups + g]);
       acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0][0]), _mm512_mul_ps(sw0, sx), acc[r][0]);

@@ -52,12 +52,12 @@ class Q8_0Int8PanelsRoute final : public WeightFormat {
              source.name, " is not");
     const int64_t rows = source.shape[0], cols = source.shape[1], groups = cols / kQ8_0Block;
     std::vector<int8_t> q(static_cast<size_t>(cols));         // [k] one row's values
-    std::vector<float> scales(static_cast<size_t>(groups));  // [k / 32] its block scales
+    std::vector<uint16_t> scales(static_cast<size_t>(groups));  // [k / 32] its block scales (fp16)
     int8_clear_packed(packed + panel_begin * int8_panel_bytes(cols), (panel_end - panel_begin) * kInt8PanelRows, cols);
     for (int64_t r = panel_begin * kInt8PanelRows; r < std::min(rows, panel_end * kInt8PanelRows); ++r) {
       const std::byte* blocks = row_blocks(source, r);
       for (int64_t g = 0; g < groups; ++g) {
-        scales[g] = block_scale(blocks + g * kQ8_0BlockBytes);
+        std::memcpy(&scales[g], blocks + g * kQ8_0BlockBytes, 2);
         std::memcpy(q.data() + g * kQ8_0Block, blocks + g * kQ8_0BlockBytes + 2, kQ8_0Block);
       }
       int8_pack_row(packed, cols, r, q.data(), scales.data());

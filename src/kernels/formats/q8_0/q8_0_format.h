@@ -8,7 +8,7 @@
 // the plain reference matmul. q8_0_int8_panels_route(): how a Q8_0 weight becomes int8 panels
 // (kernels/formats/int8_panels/) at load, losslessly — the same groups of 32 inputs, q kept (stored
 // + 128 as the panels store every q; −128 becomes byte 0, which the panels' kernels read exactly,
-// since they undo the +128 as −128 · Σx), and d widened to the fp32 scale — so the VNNI / AVX2 int8
+// since they undo the +128 as −128 · Σx), and d kept as the fp16 scale — so the VNNI / AVX2 int8
 // kernels run it. The packed view is an ordinary int8 panels view.
 #pragma once
 

@@ -1,0 +1,70 @@
+// MtpDrafter: the checkpoint's own MTP head as the engine's drafter (docs/mtp.md,
+// ../shared/docs/qwen35-mtp.md §1). After every step, one head pass over the rows each sequence
+// computed and keeps, paired with the tokens that follow them (its KV stays in sync with what is
+// committed; the last row's prediction is the next round's first draft); when the step after verifies,
+// k − 1 chained head steps, each fed the previous step's hidden and draft. Both batched over requests.
+// Drafts are the head's argmax. Rows of a sequence that will not draft next are kept back, up to
+// kDeferredRows, and go through the head together later: one pass reads the head's weights once for
+// all of them, so a request decoding plainly (adaptive k) pays little for keeping the head in sync.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/drafter.h"
+#include "engine/step_model.h"
+
+namespace ds {
+
+class MtpDrafter : public Drafter {
+ public:
+  // Errors when the step model has no MTP head (a checkpoint without mtp.* tensors, or a step model
+  // made without it), or a head of other than one layer (every released checkpoint has one).
+  // draft_vocab > 0: the head drafts among tokens [0, draft_vocab) only (StepModel::set_draft_vocab):
+  // the first of the tokenizer's merge rank, as byte-level BPE numbers its tokens.
+  static Result<std::unique_ptr<MtpDrafter>> create(StepModel& model, int64_t draft_vocab = 0);
+
+  bool reads_hidden() const override { return true; }
+  Status computed(std::span<const ComputedRows> rows, HybridCache& cache) override;
+  Status propose(std::span<DraftRequest> requests, HybridCache& cache) override;
+  void forget(uint64_t request_id) override {
+    next_.erase(request_id);
+    deferred_.erase(request_id);
+  }
+  static constexpr int64_t kDeferredRows = 64;
+
+  // Tests and `bench --draft-acceptance` only: called after the head has written a request's drafts (so
+  // its cost is paid), may replace them — forced acceptance exercises accepted runs with random weights.
+  std::function<void(DraftRequest&)> replace_drafts;
+
+ private:
+  explicit MtpDrafter(StepModel& model) : model_(model) {}
+
+  // The head's prediction after a sequence's last computed row: its argmax (the first draft) and its
+  // hidden after mtp.norm [H] (the first chained step's input).
+  struct Next {
+    int32_t draft = 0;
+    std::vector<float> hidden;
+  };
+
+  // A sequence's rows not through the head yet: positions start_pos .., the tokens that follow them,
+  // the main model's hidden rows [rows, H].
+  struct Deferred {
+    int64_t start_pos = 0;
+    std::vector<int32_t> tokens;
+    std::vector<float> hidden;
+  };
+
+  StepModel& model_;
+  std::unordered_map<uint64_t, Next> next_;
+  std::unordered_map<uint64_t, Deferred> deferred_;
+  std::vector<float> pair_;      // [rows, H] the pass's or step's pair_hidden input
+  std::vector<float> logits_;    // [rows, vocab]
+  std::vector<float> out_;       // [rows, H] mtp_hidden out
+  std::vector<float> chain_;     // [requests, H] each request's latest head hidden while chaining
+  std::vector<int32_t> tokens_;  // [requests] each chained step's input token
+};
+
+}  // namespace ds

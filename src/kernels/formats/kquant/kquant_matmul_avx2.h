@@ -1,0 +1,106 @@
+// The AVX2 matmul over K-quant panels (CPUs without AVX-512 VNNI), shared by every type: included by
+// each type's matmul_*_avx2.cpp (compiled with -mavx2 -mfma -mf16c) with a policy, like the AVX-512
+// driver (kquant_matmul_avx512.h) whose arithmetic it repeats bit for bit: a 512-bit quad vector of
+// 16 rows is two 256-bit halves of 8 rows here, and 4-input dots are `vpmaddubsw` pair sums (no
+// saturation: codes ≤ 63, or signed table values ≤ 127 through `vpsignb`, times |xq| ≤ 127) added by
+// `vpmaddwd`. Integer sums are exact in any order and each output's fp32 sequence is the reference's.
+// One token at a time (16 ymm registers: 2 halves × accumulator and two dots, plus codes).
+//
+// Policy (per half h of a panel: rows 8h .. 8h+7):
+//   kCodeBytes, kSideBytes; Scales, load_scales(side, h, Scales&); codes(codes, j, v, h, lo, hi);
+//   dot(codes, x) (default: unsigned codes); start(neg_half_sum); finish(acc, lo, hi, Scales, j, sx, sum)
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "io/tensor_view.h"
+#include "kernels/formats/kquant/kquant_activations.h"
+#include "kernels/formats/kquant/kquant_type.h"
+#include "util/check.h"
+
+namespace ds::kernels {
+
+// Σ over each lane's 4 bytes of unsigned codes × signed activation bytes, as int32.
+inline __m256i kquant_dot4_avx2(__m256i codes, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), _mm256_set1_epi16(1));
+}
+
+// Policies whose codes are unsigned bytes (all but IQ4_XS) take their dot from here.
+struct KquantUnsignedCodesAvx2 {
+  static __m256i dot(__m256i codes, __m256i x) { return kquant_dot4_avx2(codes, x); }
+};
+
+template <class P>
+void kquant_token_avx2(const KquantActivations& a, int64_t r, const std::byte* panel, int64_t superblocks, float* y,
+                       int64_t rows) {
+  const int64_t groups = a.codes.groups;
+  const int8_t* x = a.codes.q + r * groups * kKquantGroup;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t b = 0; b < superblocks; ++b) {
+    const std::byte* codes = panel + b * P::kCodeBytes;
+    const std::byte* side = panel + superblocks * P::kCodeBytes + b * P::kSideBytes;
+    typename P::Scales scales[2];
+    P::load_scales(side, 0, scales[0]);
+    P::load_scales(side, 1, scales[1]);
+    for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
+      const int64_t g = b * kGroupsPerSuperblock + j;
+      const int32_t* neg_half_sums = a.neg_half_sums + (r * groups + g) * 2;
+      const int8_t* xg = x + g * kKquantGroup;
+      for (int h = 0; h < 2; ++h) {
+        __m256i lo = P::start(neg_half_sums), hi = P::start(neg_half_sums + 1);
+        for (int v = 0; v < 4; ++v) {
+          __m256i w_lo, w_hi;
+          P::codes(codes, j, v, h, w_lo, w_hi);
+          int32_t quad_lo, quad_hi;
+          std::memcpy(&quad_lo, xg + 4 * v, 4);
+          std::memcpy(&quad_hi, xg + 16 + 4 * v, 4);
+          lo = _mm256_add_epi32(lo, P::dot(w_lo, _mm256_set1_epi32(quad_lo)));
+          hi = _mm256_add_epi32(hi, P::dot(w_hi, _mm256_set1_epi32(quad_hi)));
+        }
+        acc[h] = P::finish(acc[h], lo, hi, scales[h], j, a.codes.scales[r * groups + g], a.scaled_sums[r * groups + g]);
+      }
+    }
+  }
+  float out[kKquantPanelRows];
+  _mm256_storeu_ps(out, acc[0]);
+  _mm256_storeu_ps(out + 8, acc[1]);
+  std::memcpy(y, out, static_cast<size_t>(rows) * 4);
+}
+
+// y[m, n] for panels [panel_begin, panel_end) of w (a panels view of P's type).
+template <class P>
+void matmul_kquant_avx2(const std::byte* activations, int64_t m, const ActivationOptions&, const TensorView& w,
+                        int64_t panel_begin, int64_t panel_end, float* y) {
+  const int64_t n = w.shape[0], k = w.shape[1], superblocks = k / kSuperblock;
+  DS_CHECK(k % kSuperblock == 0, "K-quant kernel on ", w.name, " with rows of ", k, " values");
+  const KquantActivations a = kquant_activations_in(activations, m, k);
+  const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
+    for (int64_t r = 0; r < m; ++r) kquant_token_avx2<P>(a, r, w.data + p * panel_bytes, superblocks, y + r * n + first_row, rows);
+  }
+}
+
+// u8 codes of quads v and v + 4 of group j for half h, low 4 bits only.
+inline void kquant_nibbles_avx2(const std::byte* codes, int64_t j, int v, int h, __m256i& lo, __m256i& hi) {
+  const __m256i nibbles = _mm256_load_si256(reinterpret_cast<const __m256i*>(codes + 256 * j + 64 * v + 32 * h));
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  lo = _mm256_and_si256(nibbles, low4);
+  hi = _mm256_and_si256(_mm256_srli_epi16(nibbles, 4), low4);
+}
+
+// Half h's 8 rows of a field of 16 rows at `at` (element size 1 or 2), widened.
+inline __m256 kquant_fp16_half(const std::byte* at, int h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * h)));
+}
+inline __m256i kquant_u8_half(const std::byte* at, int h) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at + 8 * h)));
+}
+inline __m256i kquant_i8_half(const std::byte* at, int h) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at + 8 * h)));
+}
+
+}  // namespace ds::kernels

@@ -1,0 +1,148 @@
+// The AVX-512 VNNI matmul over K-quant panels, shared by every type: included by each type's
+// matmul_*_avx512.cpp (compiled with -mavx512f/bw/vl/vnni) with a policy that says how its codes
+// and scales unpack (kquant_type.h has the layout, the type's accumulate() the arithmetic).
+//
+// Per token, panel and group of 32 inputs: the 8 quads of codes (16 rows × 4 inputs, one per int32
+// lane) are multiplied by the token's 4 activation bytes broadcast with `vpdpbusd` into two int32
+// accumulators — inputs 0–15 and 16–31, started at the policy's offset for that half — and the
+// policy's finish() turns them into the fp32 accumulator's update. Every lane is one output row, so
+// there are no horizontal sums, and each output's sequence of operations is the same for every
+// batch, tile shape and thread split: the type's accumulate() in vector form.
+//
+// Policy:
+//   kCodeBytes, kSideBytes             a superblock's codes and side bytes (kquant_type.h's panel layout)
+//   Scales, load_scales(side, Scales&) what a superblock's 8 groups need, unpacked once per superblock
+//   codes(codes, j, v, lo, hi)         u8 codes of quads v and v + 4 of group j
+//   kHalves                            whether the halves of a group need their own dots (else one dot,
+//                                      passed as lo)
+//   start(neg_half_sum)                the int32 accumulator's first value for a half of 16 inputs, from
+//                                      −Σ xq over it (a pointer into the activations)
+//   finish(acc, lo, hi, Scales, j, sx, scaled_sum)   acc plus the group's contribution
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "io/tensor_view.h"
+#include "kernels/cpu/cpu_tuning.h"
+#include "kernels/formats/kquant/kquant_activations.h"
+#include "kernels/formats/kquant/kquant_type.h"
+#include "util/check.h"
+
+namespace ds::kernels {
+
+// Up to kKquantTileTokens tokens × one 16-row panel: 3 vectors per token (fp32 accumulator and two
+// int32 dots) plus the codes and scales stay in the 32 zmm registers. 6 measured at least as fast as
+// 8 and 10 in prefill (Q4_K 0.71 of int8 panels' MAC rate, against 0.67 and 0.62, one Zen 5 thread).
+inline constexpr int kKquantTileTokens = 6;
+
+template <class P, int R>
+void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel, int64_t superblocks, float* y,
+                 int64_t ldy, int64_t rows, KquantPrefetch prefetch) {
+  const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const std::byte* sides = panel + superblocks * P::kCodeBytes;
+  for (int64_t b = 0; b < superblocks; ++b) {
+    const std::byte* codes = panel + b * P::kCodeBytes;
+    const std::byte* side = sides + b * P::kSideBytes;
+    if (prefetch.bytes > 0) {  // the panels as one stream (codes, sides, next panel): a superblock's bytes per superblock
+      const std::byte* ahead = panel + b * (P::kCodeBytes + P::kSideBytes) + prefetch.bytes;
+      if (prefetch.into_l2)
+        for (int64_t line = 0; line < P::kCodeBytes + P::kSideBytes; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
+      else
+        for (int64_t line = 0; line < P::kCodeBytes + P::kSideBytes; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
+    }
+    typename P::Scales scales;
+    P::load_scales(side, scales);
+    for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
+      const int64_t g = b * kGroupsPerSuperblock + j;
+      __m512i lo[R], hi[R] = {};  // hi: unused without kHalves
+      for (int r = 0; r < R; ++r) {
+        const int32_t* neg_half_sums = a.neg_half_sums + ((r0 + r) * groups + g) * 2;
+        lo[r] = P::start(neg_half_sums);
+        if constexpr (P::kHalves) hi[r] = P::start(neg_half_sums + 1);
+      }
+      for (int v = 0; v < 4; ++v) {
+        __m512i w_lo, w_hi;
+        P::codes(codes, j, v, w_lo, w_hi);
+        for (int r = 0; r < R; ++r) {
+          const int8_t* x = a.codes.q + (r0 + r) * stride + g * kKquantGroup;
+          int32_t quad_lo, quad_hi;
+          std::memcpy(&quad_lo, x + 4 * v, 4);
+          std::memcpy(&quad_hi, x + 16 + 4 * v, 4);
+          lo[r] = _mm512_dpbusd_epi32(lo[r], w_lo, _mm512_set1_epi32(quad_lo));
+          if constexpr (P::kHalves) hi[r] = _mm512_dpbusd_epi32(hi[r], w_hi, _mm512_set1_epi32(quad_hi));
+          else lo[r] = _mm512_dpbusd_epi32(lo[r], w_hi, _mm512_set1_epi32(quad_hi));
+        }
+      }
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = (r0 + r) * groups + g;
+        acc[r] = P::finish(acc[r], lo[r], hi[r], scales, j, a.codes.scales[at], a.scaled_sums[at]);
+      }
+    }
+  }
+  const auto mask = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
+}
+
+template <class P, int... R>
+constexpr auto kquant_tiles(std::integer_sequence<int, R...>) {
+  using Tile = void (*)(const KquantActivations&, int64_t, const std::byte*, int64_t, float*, int64_t, int64_t, KquantPrefetch);
+  return std::array<Tile, sizeof...(R)>{kquant_tile<P, R + 1>...};
+}
+
+// y[m, n] for panels [panel_begin, panel_end) of w (a panels view of P's type).
+template <class P>
+void matmul_kquant_avx512(const std::byte* activations, int64_t m, const ActivationOptions&, const TensorView& w,
+                          int64_t panel_begin, int64_t panel_end, float* y) {
+  const int64_t n = w.shape[0], k = w.shape[1], superblocks = k / kSuperblock;
+  DS_CHECK(k % kSuperblock == 0, "K-quant kernel on ", w.name, " with rows of ", k, " values");
+  const KquantActivations a = kquant_activations_in(activations, m, k);
+  const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
+  static constexpr auto tiles = kquant_tiles<P>(std::make_integer_sequence<int, kKquantTileTokens>());
+  // Decode streams each panel once; prefill reads a panel from cache for every token tile.
+  const KquantPrefetch prefetch = m <= kKquantTileTokens ? cpu_tuning().kquant_decode_prefetch : KquantPrefetch{};
+  // Tokens in blocks whose activations (~k bytes each) stay in L2 beside one panel while the
+  // thread's panels stream past: each weight byte comes from memory once per block.
+  const int64_t block = std::max<int64_t>(kKquantTileTokens, 256 * 1024 / k / kKquantTileTokens * kKquantTileTokens);
+  for (int64_t b0 = 0; b0 < m; b0 += block) {
+    const int64_t b_end = std::min(m, b0 + block);
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      const std::byte* panel = w.data + p * panel_bytes;
+      const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
+      for (int64_t r = b0; r < b_end; r += kKquantTileTokens) {
+        const int64_t count = std::min<int64_t>(kKquantTileTokens, b_end - r);
+        tiles[count - 1](a, r, panel, superblocks, y + r * n + first_row, n, rows, prefetch);
+      }
+    }
+  }
+}
+
+// u8 codes of quads v (inputs 4v..4v+3) and v + 4 (inputs 16+4v..) of group j, low 4 bits only.
+inline void kquant_nibbles(const std::byte* codes, int64_t j, int v, __m512i& lo, __m512i& hi) {
+  const __m512i nibbles = _mm512_load_si512(codes + 256 * j + 64 * v);
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  lo = _mm512_and_si512(nibbles, low4);
+  hi = _mm512_and_si512(_mm512_srli_epi16(nibbles, 4), low4);
+}
+
+// 16 rows' fp16 field at `at` as fp32.
+inline __m512 kquant_fp16_field(const std::byte* at) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
+}
+// 16 rows' byte of a field at `at`, zero- or sign-extended to int32 lanes.
+inline __m512i kquant_u8_field(const std::byte* at) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+}
+inline __m512i kquant_i8_field(const std::byte* at) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+}
+
+}  // namespace ds::kernels
