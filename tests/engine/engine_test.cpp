@@ -65,6 +65,7 @@ TEST(Engine, ManyRequestsTogetherGiveWhatEachGivesAlone) {
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   std::vector<std::vector<int32_t>> prompts;
   std::vector<std::shared_ptr<RequestStream>> streams;
+  model.paused = true;  // all 16 queued before the first step computes, however the threads run
   for (int i = 0; i < 16; ++i) {
     prompts.push_back(prompt_of(i, 1 + 37 * i));
     SamplingParams params;
@@ -73,6 +74,7 @@ TEST(Engine, ManyRequestsTogetherGiveWhatEachGivesAlone) {
     ASSERT_TRUE(stream.ok()) << stream.status().message();
     streams.push_back(*stream);
   }
+  model.paused = false;
   for (int i = 0; i < 16; ++i) {
     const Outcome out = drain(*streams[i]);
     EXPECT_EQ(out.finish, FinishReason::length);

@@ -46,6 +46,7 @@ class FakeStepModel : public StepModel {
     ++calls;
     tokens_computed += batch.total_tokens();
     if (step_time.count() > 0) std::this_thread::sleep_for(step_time);
+    while (paused.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
     const int64_t tokens = batch.total_tokens();
     if (tokens > capacity) return Status::errorf("batch of ", tokens, " tokens over the reserved ", capacity);
     max_call_tokens = std::max(max_call_tokens, tokens);
@@ -102,6 +103,9 @@ class FakeStepModel : public StepModel {
 
   int64_t max_positions = 1 << 20;
   std::chrono::microseconds step_time{0};  // a real step takes time: lets submissions pile up
+  // While set, a step waits before computing: what a test submits meanwhile is admitted by the
+  // next steps at the latest, however the test's thread is scheduled against the engine's.
+  std::atomic<bool> paused{false};
   int64_t capacity = 0;
   int64_t calls = 0, max_call_tokens = 0, max_call_sequences = 0;
   std::atomic<int64_t> tokens_computed{0};  // every token of every call

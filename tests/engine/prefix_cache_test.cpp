@@ -147,8 +147,12 @@ TEST(PrefixCache, APreemptedRequestRestartsWhereItStopped) {
   short_params.max_tokens = 60;
   long_params.ignore_eos = short_params.ignore_eos = true;
   const std::vector<int32_t> a = text(21, 300), b = text(22, 40);
+  // Held until both are in: b joins a's first or second step (a at 300 or 301), never after a has
+  // run past the block where it would preempt b.
+  model.paused = true;
   auto first = (*engine)->submit(a, long_params);
   auto second = (*engine)->submit(b, short_params);
+  model.paused = false;
   ASSERT_TRUE(first.ok() && second.ok());
   auto collect = [](RequestStream& stream) {
     std::vector<int32_t> out;
