@@ -217,9 +217,10 @@ bool Engine::is_stop_token(const Request& r, int32_t token) const {
          std::find(options_.eos_token_ids.begin(), options_.eos_token_ids.end(), token) != options_.eos_token_ids.end();
 }
 
-std::optional<FinishReason> Engine::ends_after(const Request& r, int32_t token) const {
-  if (is_stop_token(r, token)) return FinishReason::stop;
-  if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) return FinishReason::length;
+std::optional<Engine::Ending> Engine::ends_after(const Request& r, int32_t token) const {
+  if (is_stop_token(r, token)) return Ending{FinishReason::stop, token};
+  if (r.params.stop_condition && r.params.stop_condition->ends_at(token)) return Ending{FinishReason::stop, std::nullopt};
+  if (r.generated() >= r.params.max_tokens || r.total() >= limits_.max_model_len) return Ending{FinishReason::length, std::nullopt};
   return std::nullopt;
 }
 
@@ -352,8 +353,8 @@ void Engine::step() {
       computed(r, chunk);
       if (r.num_computed == r.total()) {  // a prefill chunk short of the end has no logits
         const int32_t token = emit(r, std::span<float>(logits_.data() + row++ * vocab, static_cast<size_t>(vocab)));
-        if (const std::optional<FinishReason> reason = ends_after(r, token)) {
-          finish(r, *reason, *reason == FinishReason::stop ? std::optional<int32_t>(token) : std::nullopt);
+        if (const std::optional<Ending> ending = ends_after(r, token)) {
+          finish(r, ending->reason, ending->stop_token);
           goes_on = false;
         }
       }
@@ -398,16 +399,14 @@ bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, int64_t fi
   // row by row and stopping at the first token that differs from the next draft is plain decoding's
   // sequence of samples (same sampler, same order), so the output is the same whatever was drafted.
   int64_t fed = 0, accepted = 0;  // rows whose input stays (the last token and the confirmed drafts)
-  std::optional<FinishReason> reason;
-  std::optional<int32_t> stop_token;
+  std::optional<Ending> ending;
   for (int64_t j = 0; j <= drafted; ++j) {
     fed = j + 1;
     const int32_t token = emit(r, std::span<float>(logits_.data() + (first_row + j) * vocab, static_cast<size_t>(vocab)));
     const bool confirms = j < drafted && token == r.drafts[static_cast<size_t>(j)];
     accepted += confirms;
-    reason = ends_after(r, token);
-    if (reason == FinishReason::stop) stop_token = token;
-    if (reason || !confirms) break;
+    ending = ends_after(r, token);
+    if (ending || !confirms) break;
   }
   r.adaptive.observe_round(drafted, accepted);
   gauges_.spec_drafts.fetch_add(1);
@@ -425,8 +424,8 @@ bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, int64_t fi
       return false;
     }
   }
-  if (reason) finish(r, *reason, stop_token);
-  return !reason;
+  if (ending) finish(r, ending->reason, ending->stop_token);
+  return !ending;
 }
 
 Status Engine::encode_images(Request& r, int64_t start, int64_t n) {

@@ -138,8 +138,13 @@ class Engine {
   void finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token = std::nullopt,
               std::string error = {});
   bool is_stop_token(const Request& request, int32_t token) const;
-  // Why `request` ends now that it has emitted `token` (a stop token, max_tokens, the context), if it does.
-  std::optional<FinishReason> ends_after(const Request& request, int32_t token) const;
+  struct Ending {
+    FinishReason reason;
+    std::optional<int32_t> stop_token;  // when a stop token (not a stop string) ended it
+  };
+  // Why `request` ends now that it has emitted `token` (a stop token, its stop condition, max_tokens,
+  // the context), if it does. Asked once per emitted token, in order: the stop condition keeps state.
+  std::optional<Ending> ends_after(const Request& request, int32_t token) const;
   void publish_counters();
 
   StepModel& model_;

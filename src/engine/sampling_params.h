@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "engine/stop_condition.h"
 #include "util/status.h"
 
 namespace ds {
@@ -25,6 +27,8 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;  // stop on these as well as on the model's end-of-sequence ids
   bool ignore_eos = false;          // do not stop on the model's end-of-sequence ids
   int64_t logprobs = -1;            // -1: none; 0: the chosen token's; k: and the k most likely alternatives
+  // Stops the token ids cannot express (stop strings); stateful, so one per submitted request.
+  std::shared_ptr<StopCondition> stop_condition;
 };
 
 // Checks ranges; the message names the field, the range and the value found.

@@ -81,13 +81,11 @@ bool Generation::poll(Choice& c, std::chrono::milliseconds wait, ResponseWriter*
       metrics_.observe_inter_token(seconds(now - c.last_token));
     }
     c.last_token = now;
-    if (c.output.stopped()) continue;  // tokens the engine made before it saw the cancel
     ChoiceDelta d = c.output.push(token);
     delta.content += d.content;
     delta.reasoning += d.reasoning;
     for (auto& call : d.tool_calls) delta.tool_calls.push_back(std::move(call));
     for (auto& lp : d.logprobs) delta.logprobs.push_back(std::move(lp));
-    if (c.output.stopped()) c.stream->cancel();  // a stop string ended the text: stop generating too
   }
   const char* finish = nullptr;
   if (event->finish) {

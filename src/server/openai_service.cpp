@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "output/reasoning_parser.h"
+#include "server/stop_string_condition.h"
 #include "server/tokenize_request.h"
 #include "tokenizer/chat_template.h"
 #include "util/str_cat.h"
@@ -106,6 +107,8 @@ std::variant<std::unique_ptr<Generation>, ApiError> OpenAiService::start(Generat
   for (int64_t i = 0; i < g.n; ++i) {
     SamplingParams params = g.sampling;
     if (params.seed) params.seed = *params.seed + static_cast<uint64_t>(i);  // n choices, n different draws
+    if (!settings.stop.empty())
+      params.stop_condition = std::make_shared<StopStringCondition>(*model_.tokenizer, settings.stop, settings.skip_special_tokens);
     auto stream = engine_.submit(prompt.ids, params, prompt.images);
     if (!stream.ok()) {
       for (auto& s : streams) s->cancel();

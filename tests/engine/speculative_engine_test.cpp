@@ -172,6 +172,44 @@ TEST_F(SpeculativeEngine, StopsInsideAnAcceptedRunEndTheOutputWherePlainDecoding
   }
 }
 
+// A stop string as the engine sees it: a stateful test over the tokens it is told of, here "the
+// output ends with these two tokens" (a stop split across tokens). It records what it was asked.
+class EndsWithPair : public StopCondition {
+ public:
+  EndsWithPair(int32_t first, int32_t second) : pair_{first, second} {}
+  bool ends_at(int32_t token) override {
+    seen.push_back(token);
+    return seen.size() >= 2 && seen[seen.size() - 2] == pair_[0] && seen.back() == pair_[1];
+  }
+  std::vector<int32_t> seen;
+
+ private:
+  int32_t pair_[2];
+};
+
+TEST_F(SpeculativeEngine, AStopConditionInsideAnAcceptedRunEndsTheOutputThere) {
+  const std::vector<std::vector<int32_t>> prompts = {test::random_tokens(21, vocab(), 17)};
+  SamplingParams long_run;
+  long_run.max_tokens = 30;
+  long_run.ignore_eos = true;
+  const Outcome free_run = run(prompts, {long_run}, 0, nullptr, true);
+  const std::vector<int32_t>& text = free_run.outputs[0];
+  size_t end = 2;  // where the pair (text[9], text[10]) first completes: 11 at the latest
+  while (!(text[end - 2] == text[9] && text[end - 1] == text[10])) ++end;
+  const std::vector<int32_t> expected(text.begin(), text.begin() + static_cast<long>(end));
+  for (int64_t k = 0; k <= 4; ++k) {
+    SCOPED_TRACE(testing::Message() << "k = " << k);
+    SamplingParams params = long_run;
+    auto condition = std::make_shared<EndsWithPair>(text[9], text[10]);
+    params.stop_condition = condition;
+    ScriptedDrafter oracle(Script::oracle, vocab(), test::continued(prompts, free_run.outputs));
+    const Outcome stopped = run(prompts, {params}, k, k > 0 ? &oracle : nullptr, true);
+    EXPECT_EQ(stopped.outputs[0], expected);
+    EXPECT_EQ(condition->seen, expected) << "asked once per token, in order, and not past the stop";
+    EXPECT_EQ(stopped.counters.generation_tokens, static_cast<int64_t>(end)) << "nothing emitted past the stop";
+  }
+}
+
 TEST_F(SpeculativeEngine, OptionsAreChecked) {
   EngineOptions options;
   options.cache_memory = 64 << 20;

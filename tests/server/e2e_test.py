@@ -220,8 +220,12 @@ def run_api_tests(server):
     # Stop strings: never emitted, finish_reason stop; the same when streamed.
     kw = dict(model="tiny", messages=[{"role": "user", "content": "STOP_TEST"}], max_tokens=32, stop=["STOP"],
               extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+    before = server.metrics()
     s = client.chat.completions.create(**kw)
     check(s.choices[0].message.content == "alpha beta " and s.choices[0].finish_reason == "stop", f"stop string: {s.choices[0].message.content!r}")
+    generated = metric(server.metrics(), "vllm:generation_tokens_total") - metric(before, "vllm:generation_tokens_total")
+    check(generated == s.usage.completion_tokens, f"the engine stops at the stop string: {generated} tokens generated, "
+          f"{s.usage.completion_tokens} in the reply")
     content, _, finish, _, _ = stream_chat(client, **kw)
     check(content == "alpha beta " and finish == "stop", f"streamed stop string: {content!r}")
     s = client.chat.completions.create(**{**kw, "stop": [" be"]})
