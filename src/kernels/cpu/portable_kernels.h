@@ -68,10 +68,11 @@ inline int64_t vision_attention_scratch_floats(int64_t head_dim) {
   return head_dim * kVisionKeyBlock + kVisionQueryTile * (kVisionKeyBlock + head_dim + 2);
 }
 // Scratch words of the bf16 form: one head's K and V as bf16 pairs (n rounded up to whole key
-// vectors and pairs, head_dim to whole dim pairs and vectors), a tile's query pairs, running sums
+// blocks, head_dim to whole dim pairs and vectors), a tile's query pairs, running sums
 // and max / total, and one register step's scores and weight pairs.
 inline int64_t vision_attention_bf16_scratch_floats(int64_t n, int64_t head_dim) {
-  const int64_t keys = (n + 15) / 16 * 16, pairs = (head_dim + 1) / 2, dims = (head_dim + 15) / 16 * 16;
+  const int64_t keys = (n + kVisionKeyBlock - 1) / kVisionKeyBlock * kVisionKeyBlock;
+  const int64_t pairs = (head_dim + 1) / 2, dims = (head_dim + 15) / 16 * 16;
   return pairs * keys + keys / 2 * dims + kVisionQueryTile * (pairs + dims + 2) + 4 * kVisionKeyBlock * 2;
 }
 
