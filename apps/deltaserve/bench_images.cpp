@@ -89,9 +89,9 @@ class TimedBackend final : public Backend {
   void add_bias(float* x, int64_t rows, int64_t dim, const TensorView& bias) override { inner_.add_bias(x, rows, dim, bias); }
   void gelu(float* x, int64_t n, Gelu kind) override { inner_.gelu(x, n, kind); }
   void attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
-                               int64_t head_dim, float scale, float* out) override {
+                               int64_t head_dim, float scale, float* out, bool round_input_bf16) override {
     const auto start = Clock::now();
-    inner_.attention_bidirectional(q, k, v, n, num_heads, head_dim, scale, out);
+    inner_.attention_bidirectional(q, k, v, n, num_heads, head_dim, scale, out, round_input_bf16);
     attention_s += seconds_since(start);
   }
 
@@ -197,11 +197,12 @@ Status bench_images(const std::vector<int32_t>& sides, LoadedModel& loaded, cons
     else
       std::printf("  image %d x %d (resized %lld x %lld: %lld patches, %lld tokens; prompt %lld): TTFT %.3f s = preprocessing %.3f + tower "
                   "%.3f + prefill %.3f; tower matmuls %.3f s at %.1f GFLOP/s (%.1f%% of the %s peak), attention %.3f s "
-                  "at %.1f GFLOP/s (fp32)\n",
+                  "at %.1f GFLOP/s (%s)\n",
                   side, side, static_cast<long long>(grid.h * c.patch_size), static_cast<long long>(grid.w * c.patch_size),
                   static_cast<long long>(grid.patches()), static_cast<long long>(image_tokens),
                   static_cast<long long>(n), ttft, preprocess_s, tower_s, prefill_s, timed.matmul_s, matmul_rate / 1e9,
-                  100 * share, peak_name, timed.attention_s, attention_rate / 1e9);
+                  100 * share, peak_name, timed.attention_s, attention_rate / 1e9,
+                  fast ? "fast mode: bf16 products where the ISA has them" : "fp32");
     std::fflush(stdout);
   }
   return {};

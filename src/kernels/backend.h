@@ -163,8 +163,13 @@ class Backend {
   // Softmax attention without a mask over one segment of n tokens (every query sees every key:
   // the patches of one image). q, k, v, out [n, num_heads, head_dim]; scores q·k·scale, softmax
   // fp32. Scores are formed one query row at a time: an n × n matrix never exists.
+  // round_input_bf16 (fast mode, as the tower's matmuls): q, k and v are rounded to bf16; a score
+  // sums the exact products of each dim pair, odd dim first (the bf16 cache's scores, above); each
+  // softmax weight e^(s − max) is rounded to bf16 and the weighted sum of V adds the exact products
+  // of each key pair, later key first (`vdpbf16ps`), divided by the sum of the rounded weights.
+  // A backend without bf16 dot products may compute the fp32 form instead (the AVX2 build does).
   virtual void attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
-                                       int64_t head_dim, float scale, float* out) = 0;
+                                       int64_t head_dim, float scale, float* out, bool round_input_bf16) = 0;
 };
 
 }  // namespace ds

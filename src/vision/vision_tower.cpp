@@ -93,7 +93,7 @@ void VisionTower::block(Backend& backend, const VisionBlockWeights& w, std::span
     for (int64_t t = 0; t < g.t; ++t) {
       const int64_t n = g.h * g.w, offset = start * D;
       backend.attention_bidirectional(q.data() + offset, k.data() + offset, v.data() + offset, n, heads, head_dim, scale,
-                                      attended.data() + offset);
+                                      attended.data() + offset, round_input_bf16);
       start += n;
     }
   std::vector<float> projected(static_cast<size_t>(N * D));  // [N, D]

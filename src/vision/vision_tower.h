@@ -28,7 +28,8 @@ class VisionTower {
 
   // pixel_values [N, C·T·P·P] are the rows of the images in order (image_preprocessor.h), `grids`
   // one per image; each image (each frame group) attends only to itself. With round_input_bf16
-  // every matmul input is rounded to bf16 (fast mode); otherwise all fp32. Refuses grids whose
+  // every matmul input is rounded to bf16 (fast mode) and attention takes its bf16 form
+  // (Backend::attention_bidirectional); otherwise all fp32. Refuses grids whose
   // sides are not multiples of the merge size or whose patches do not add up to the rows.
   Result<VisionOutput> forward(Backend& backend, std::span<const float> pixel_values, std::span<const VisionGrid> grids,
                                bool round_input_bf16 = false) const;

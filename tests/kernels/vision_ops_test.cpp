@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "isa_test.h"
@@ -103,18 +105,75 @@ TEST_P(CpuVisionOps, BidirectionalAttentionWithin2e6) {
         const auto v = random_vector(count, 7);
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         std::vector<float> expected(count);
-        ref_.attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, expected.data());
+        ref_.attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, expected.data(), false);
         double max_ref = 0;
         for (float e : expected) max_ref = std::max(max_ref, std::fabs(double(e)));
         for (const auto& backend : cpu_backends()) {
           std::vector<float> out(count, NAN);
-          backend->attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, out.data());
+          backend->attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, out.data(), false);
           double worst = 0;
           for (size_t i = 0; i < count; ++i) worst = std::max(worst, std::fabs(double(out[i]) - double(expected[i])));
           EXPECT_LE(worst / max_ref, 2e-6) << backend->name() << ", n " << n << ", heads " << heads << ", head_dim "
                                            << head_dim;
         }
       }
+}
+
+// The fast-mode form (backend.h) against the reference's, on lengths past one query tile and
+// several key blocks, odd (33, 147) and not a multiple of the 16-key vectors, 1 and 3 heads, head
+// sizes 19 (an odd one: a last pair with a zero half), 64 and 72 (a value slice of 4 vectors and
+// one of 1), 1 and 2 threads. The AVX-512 BF16 kernel rounds each weight against the running max of
+// the key blocks seen so far, the reference against the final max, so:
+// - where the first key block holds every row's max (`dominant`: key 0 scores D/4 · scale by
+//   construction, above any other key's ≤ (D − 1)/4 · scale), the weights, the scores and the
+//   weighted sums of V are the same bits; only the total's fp32 sum runs in another order,
+//   ≤ n · 2⁻²⁴ relative: bound 1e-5 of max |reference|;
+// - otherwise (scores over ±8, the max moving between blocks) each weight's rounding may differ
+//   by one bf16 step relative to the other weights, ≤ 2⁻⁸ of a weight: the outputs, convex sums of
+//   V, move by ≤ 2⁻⁸ · (max V − min V) (+ 1e-5 · max |reference| for the fp32 sums).
+// The AVX2 build computes the f32 form in fast mode (backend.h allows it): the same bits as its f32 call.
+TEST_P(CpuVisionOps, BidirectionalAttentionBf16AgainstTheFastReference) {
+  for (const bool dominant : {true, false})
+    for (const int64_t n : {1, 33, 130, 147})
+      for (const int64_t heads : {1, 3})
+        for (const int64_t head_dim : {19, 64, 72}) {
+          const auto count = static_cast<size_t>(n * heads * head_dim);
+          auto q = random_vector(count, 8, dominant ? -0.5f : -2.0f, dominant ? 0.5f : 2.0f);
+          auto k = random_vector(count, 9, dominant ? -0.5f : -2.0f, dominant ? 0.5f : 2.0f);
+          const auto v = random_vector(count, 10);
+          if (dominant)
+            for (int64_t h = 0; h < heads; ++h) {
+              const float big = 0.5f * std::sqrt(static_cast<float>(head_dim));  // q[0] · k[0] = D / 4
+              for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>((i * heads + h) * head_dim)] = big;
+              for (int64_t j = 0; j < n; ++j) k[static_cast<size_t>((j * heads + h) * head_dim)] = j == 0 ? big : 0.0f;
+              for (int64_t d = 1; d < head_dim; ++d) k[static_cast<size_t>(h * head_dim + d)] = 0.0f;
+            }
+          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          std::vector<float> expected(count);
+          ref_.attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, expected.data(), true);
+          double max_ref = 0, v_range = 0;
+          for (float e : expected) max_ref = std::max(max_ref, std::fabs(double(e)));
+          const auto [v_min, v_max] = std::minmax_element(v.begin(), v.end());
+          v_range = double(*v_max) - double(*v_min);
+          const double bound = dominant ? 1e-5 * max_ref : std::ldexp(1.0, -8) * v_range + 1e-5 * max_ref;
+          for (const auto& backend : cpu_backends()) {
+            std::vector<float> out(count, NAN);
+            backend->attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, out.data(), true);
+            const std::string where = std::string(backend->name()) + ", n " + std::to_string(n) + ", heads " +
+                                      std::to_string(heads) + ", head_dim " + std::to_string(head_dim) +
+                                      (dominant ? ", max in the first block" : ", max moving");
+            if (GetParam() == Isa::avx2) {
+              std::vector<float> f32(count, NAN);
+              backend->attention_bidirectional(q.data(), k.data(), v.data(), n, heads, head_dim, scale, f32.data(), false);
+              EXPECT_EQ(out, f32) << where;
+              continue;
+            }
+            double worst = 0;
+            for (size_t i = 0; i < count; ++i) worst = std::max(worst, std::fabs(double(out[i]) - double(expected[i])));
+            if (n == 147 && heads == 3) std::printf("%s: %.2e (bound %.2e)\n", where.c_str(), worst, bound);
+            EXPECT_LE(worst, bound) << where;
+          }
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, CpuVisionOps, ::testing::Values(Isa::avx2, Isa::avx512), test::isa_param_name);

@@ -184,13 +184,17 @@ void CpuBackend::gelu(float* x, int64_t n, Gelu kind) {
   run_ranges(n, n, 16, [&](int64_t begin, int64_t end, std::vector<float>&) { kernel(x, begin, end); });
 }
 
-// (head, query tile) pairs are independent: each thread runs a contiguous range of them.
+// (head, query tile) pairs are independent: each thread runs a contiguous range of them. Fast mode
+// runs the bf16 form where the build has it (AVX-512 BF16); the AVX2 build keeps fp32 (backend.h).
 void CpuBackend::attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
-                                         int64_t head_dim, float scale, float* out) {
-  if (isa_ == Isa::scalar) return ref_.attention_bidirectional(q, k, v, n, num_heads, head_dim, scale, out);
-  auto kernel = portable_->attention_bidirectional;
+                                         int64_t head_dim, float scale, float* out, bool round_input_bf16) {
+  if (isa_ == Isa::scalar)
+    return ref_.attention_bidirectional(q, k, v, n, num_heads, head_dim, scale, out, round_input_bf16);
+  const bool bf16 = round_input_bf16 && portable_->attention_bidirectional_bf16 != nullptr;
+  auto kernel = bf16 ? portable_->attention_bidirectional_bf16 : portable_->attention_bidirectional;
   const int64_t tiles = kernels::vision_attention_tiles(n, num_heads);
-  const auto scratch_floats = static_cast<size_t>(kernels::vision_attention_scratch_floats(head_dim));
+  const auto scratch_floats = static_cast<size_t>(bf16 ? kernels::vision_attention_bf16_scratch_floats(n, head_dim)
+                                                       : kernels::vision_attention_scratch_floats(head_dim));
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(tiles, t, threads);
     if (begin >= end) return;

@@ -47,6 +47,11 @@ struct PortableKernels {
   void (*attention_bidirectional)(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
                                   int64_t head_dim, float scale, float* out, int64_t tile_begin, int64_t tile_end,
                                   float* scratch);
+  // Its fast-mode form (bf16 products, vision_attention_bf16.inc) over the same tiles; scratch of
+  // vision_attention_bf16_scratch_floats(n, head_dim). Null where the build lacks AVX-512 BF16.
+  void (*attention_bidirectional_bf16)(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
+                                       int64_t head_dim, float scale, float* out, int64_t tile_begin,
+                                       int64_t tile_end, float* scratch);
 };
 
 // Query rows per bidirectional attention tile and keys per key block: a tile keeps its rows' running
@@ -61,6 +66,14 @@ inline int64_t vision_attention_tiles(int64_t n, int64_t num_heads) {
 // Scratch floats of one tile: the key block transposed, its scores, the running sums and max / total.
 inline int64_t vision_attention_scratch_floats(int64_t head_dim) {
   return head_dim * kVisionKeyBlock + kVisionQueryTile * (kVisionKeyBlock + head_dim + 2);
+}
+// Scratch words of the bf16 form: one head's K and V as bf16 pairs (n rounded up to whole key
+// blocks, head_dim to whole dim pairs and vectors), a tile's query pairs, running sums
+// and max / total, and one register step's scores and weight pairs.
+inline int64_t vision_attention_bf16_scratch_floats(int64_t n, int64_t head_dim) {
+  const int64_t keys = (n + kVisionKeyBlock - 1) / kVisionKeyBlock * kVisionKeyBlock;
+  const int64_t pairs = (head_dim + 1) / 2, dims = (head_dim + 15) / 16 * 16;
+  return pairs * keys + keys / 2 * dims + kVisionQueryTile * (pairs + dims + 2) + 4 * kVisionKeyBlock * 2;
 }
 
 

@@ -38,7 +38,7 @@ class RefBackend final : public Backend {
   void add_bias(float* x, int64_t rows, int64_t dim, const TensorView& bias) override;
   void gelu(float* x, int64_t n, Gelu kind) override;
   void attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
-                               int64_t head_dim, float scale, float* out) override;
+                               int64_t head_dim, float scale, float* out, bool round_input_bf16) override;
 };
 
 }  // namespace ds

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/portable_exp.h"
 #include "kernels/ref/ref_backend.h"
 #include "kernels/weight_access.h"
+#include "util/float16.h"
 
 namespace ds {
 
@@ -45,10 +47,15 @@ void RefBackend::gelu(float* x, int64_t n, Gelu kind) {
   }
 }
 
+// f32: scores, softmax and the weighted sum of V in fp32, std::exp. bf16 (fast mode): the form
+// backend.h defines, written out: exact products of bf16 values added one at a time (odd dim, then
+// even dim of each pair; later key, then earlier key of each pair), e^x through portable_exp as every
+// fast kernel computes it, each weight rounded to bf16 once.
 void RefBackend::attention_bidirectional(const float* q, const float* k, const float* v, int64_t n, int64_t num_heads,
-                                         int64_t head_dim, float scale, float* out) {
+                                         int64_t head_dim, float scale, float* out, bool round_input_bf16) {
   const int64_t row = num_heads * head_dim;  // floats per token
-  std::vector<float> scores(static_cast<size_t>(n));  // [n]: one query's scores
+  std::vector<float> scores(static_cast<size_t>(n));  // [n]: one query's scores, then its weights
+  auto input = [&](float x) { return round_input_bf16 ? bf16_to_float(float_to_bf16(x)) : x; };
   for (int64_t h = 0; h < num_heads; ++h) {
     for (int64_t i = 0; i < n; ++i) {
       const float* qi = q + i * row + h * head_dim;
@@ -56,16 +63,35 @@ void RefBackend::attention_bidirectional(const float* q, const float* k, const f
       for (int64_t j = 0; j < n; ++j) {
         const float* kj = k + j * row + h * head_dim;
         float dot = 0.0f;
-        for (int64_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
+        if (round_input_bf16) {
+          for (int64_t d = 0; d < head_dim; d += 2) {
+            if (d + 1 < head_dim) dot += input(qi[d + 1]) * input(kj[d + 1]);
+            dot += input(qi[d]) * input(kj[d]);
+          }
+        } else {
+          for (int64_t d = 0; d < head_dim; ++d) dot += qi[d] * kj[d];
+        }
         scores[static_cast<size_t>(j)] = dot * scale;
         max_score = std::max(max_score, scores[static_cast<size_t>(j)]);
       }
       float total = 0.0f;
       for (int64_t j = 0; j < n; ++j) {
-        scores[static_cast<size_t>(j)] = std::exp(scores[static_cast<size_t>(j)] - max_score);
-        total += scores[static_cast<size_t>(j)];
+        float& s = scores[static_cast<size_t>(j)];
+        s = round_input_bf16 ? input(portable_exp(s - max_score)) : std::exp(s - max_score);
+        total += s;
       }
       float* oi = out + i * row + h * head_dim;
+      if (round_input_bf16) {
+        for (int64_t d = 0; d < head_dim; ++d) {
+          float sum = 0.0f;
+          for (int64_t j = 0; j < n; j += 2) {
+            if (j + 1 < n) sum += scores[static_cast<size_t>(j + 1)] * input(v[(j + 1) * row + h * head_dim + d]);
+            sum += scores[static_cast<size_t>(j)] * input(v[j * row + h * head_dim + d]);
+          }
+          oi[d] = sum / total;
+        }
+        continue;
+      }
       for (int64_t d = 0; d < head_dim; ++d) oi[d] = 0.0f;
       for (int64_t j = 0; j < n; ++j) {
         const float p = scores[static_cast<size_t>(j)] / total;
