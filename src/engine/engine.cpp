@@ -485,11 +485,13 @@ void Engine::preempted(Request& r) {
 }
 
 void Engine::finish(Request& request, FinishReason reason, std::optional<int32_t> stop_token, std::string error) {
-  request.stream->finish(reason, stop_token, std::move(error));
   if (options_.drafter) options_.drafter->forget(request.id);
   // Rule 4: a client may send prompt + completion back; it continues from where this one stopped.
+  // Cached before the stream ends, so the prefix observer has announced it by the time the client
+  // has its answer (a router that sends the next turn at once can already route it here).
   if (reason == FinishReason::stop || reason == FinishReason::length)
     cache_.cache_generation(request.cache, request.tokens, request.prefix_keys, request.num_computed);
+  request.stream->finish(reason, stop_token, std::move(error));
   cache_.release(request.cache);
   scheduler_.remove(&request);
   gauges_.finished.fetch_add(1);

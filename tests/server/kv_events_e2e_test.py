@@ -160,14 +160,17 @@ class Subscriber(threading.Thread):
                     if self.blocks.pop(h, None) is None:
                         self.errors.append(f"BlockRemoved of {h}, never announced")
 
-    def settle(self, replica, quiet=0.05):
-        """Waits until the replica is idle and no event came for `quiet` s."""
-        deadline = time.time() + 30
+    def settle(self, replica, quiet=0.2):
+        """Waits until the replica is idle and no event came for `quiet` s, counted from the call at the
+        earliest: events queued before the last answer may still be on their way (a loaded machine
+        delays the publisher's thread), and the last message seen may be from long before them."""
+        called = time.time()
+        deadline = called + 30
         while time.time() < deadline:
             m = replica.metrics()
             busy = any(v > 0 for k, v in m.items() if k.split("{")[0] in ("vllm:num_requests_running", "vllm:num_requests_waiting"))
             with self.lock:
-                idle_for = time.time() - self.last_message
+                idle_for = time.time() - max(self.last_message, called)
             if not busy and idle_for >= quiet:
                 return
             time.sleep(0.01)
