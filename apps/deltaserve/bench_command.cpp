@@ -429,8 +429,8 @@ CommandRunner add_bench_command(CLI::App& app) {
                       "the head's steps and the DeltaNet replay timed (a --shape checkpoint is made with the head)");
   command->add_option("--images", options->images,
                       "Also measure images, for each side S of a comma-separated list (e.g. 512,1024,2048): TTFT of one "
-                      "S x S image + a 16-token question split into preprocessing, the vision tower and the text "
-                      "prefill, and the tower's matmul GFLOP/s as a share of the bf16 peak (the checkpoint needs a tower)");
+                      "S x S image (a quality-90 JPEG) + a 16-token question split into decoding, preprocessing, the "
+                      "vision tower and the text prefill, and the tower's matmul GFLOP/s as a share of the bf16 peak (the checkpoint needs a tower)");
   command->add_flag("--json", options->json, "One JSON object per line");
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);

@@ -1,5 +1,5 @@
-// `bench --images S,...`: time to first token of one S × S image + a short question, split into
-// preprocessing, the vision tower and the text prefill (one model call over the prompt), and the
+// `bench --images S,...`: time to first token of one S × S image (a quality-90 JPEG) + a short
+// question, split into decoding, preprocessing, the vision tower and the text prefill (one model call over the prompt), and the
 // tower's matmul and attention throughput, the matmuls as a share of the bf16 peak.
 #pragma once
 

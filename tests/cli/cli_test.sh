@@ -298,6 +298,10 @@ expect_ok bench_peak_rss 'peak RSS [0-9]+\.[0-9]{2} (MiB|GiB) .*high-water mark,
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 -q
 expect_ok bench_int8 '"test": "tg2", "tokens_per_s": [0-9.]+, "weights": "int8"' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --weights int8 --json -q
+expect_ok bench_images_json '"test": "image64", .*"jpeg_bytes": [1-9][0-9]*, "ttft_s": [0-9.]+, "decode_s": [0-9.]+, "preprocess_s"' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --images 64 --json -q
+expect_ok bench_images_text 'image 64 x 64 \(JPEG [0-9]+ KiB; .*TTFT [0-9.]+ s = decoding [0-9.]+ \+ preprocessing' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --images 64 -q
 expect_error bench_zero_prompt 'expected prompt lengths >= 1, found 0' "$bin" bench --model "$work/tiny" --prompts 16,0
 expect_ok generate_int8 '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --weights int8 -q
 expect_ok isa_scalar_generate '^[0-9]+(,[0-9]+){3}$' "$bin" generate --model "$fixture" --tokens 5,6,7 --max-tokens 4 --ids --ignore-eos --isa scalar -q

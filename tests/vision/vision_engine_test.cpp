@@ -279,35 +279,34 @@ TEST_F(VisionEngine, SpeculativeVerifiesOfImageRequestsGivePlainDecodingsRows) {
   }
 }
 
+// HF's text-only prompt and both image prompts in one batch, with more text-only requests of other
+// lengths between them (held to what each gives alone, which the text fixtures hold to HF).
 TEST_F(VisionEngine, ImageRequestsBatchedBesideTextOnlyRequestsMatchHfAndLeaveTheTextAlone) {
   std::vector<std::vector<int32_t>> texts;
-  for (int i = 0; i < 4; ++i) texts.push_back(test::random_tokens(5 + 37 * i, kTextVocab, 50 + i));
+  for (int i = 0; i < 3; ++i) texts.push_back(test::random_tokens(5 + 37 * i, kTextVocab, 50 + i));
   std::vector<Output> alone;
   {
     auto engine = start();
     for (const auto& t : texts) alone.push_back(run(*engine, t, {}, 8));
   }
   const std::vector<HfPrompt> prompts = hf_prompts();
+  const HfPrompt hf_text = hf("text_only", {});
   auto engine = start({256, 16});
-  std::vector<std::shared_ptr<RequestStream>> streams;
-  for (size_t i = 0; i < texts.size(); ++i) {  // interleaved: text, image, text, image, text, text
-    streams.push_back(submit(*engine, texts[i], {}, 8));
-    if (i < prompts.size())
-      streams.push_back(submit(*engine, prompts[i].ids, images(prompts[i].images),
-                               static_cast<int64_t>(prompts[i].greedy.size())));
+  std::vector<std::shared_ptr<RequestStream>> streams;  // text, HF text, image, text, image, text
+  streams.push_back(submit(*engine, texts[0], {}, 8));
+  streams.push_back(submit(*engine, hf_text.ids, {}, static_cast<int64_t>(hf_text.greedy.size())));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    streams.push_back(submit(*engine, prompts[i].ids, images(prompts[i].images),
+                             static_cast<int64_t>(prompts[i].greedy.size())));
+    streams.push_back(submit(*engine, texts[i + 1], {}, 8));
   }
-  size_t text = 0, image = 0;
-  for (size_t s = 0; s < streams.size(); ++s) {
-    const Output out = drain(*streams[s]);
-    const bool is_image = (s == 1 || s == 3);
-    if (is_image) {
-      expect_hf(out, prompts[image], str_cat("batched image prompt ", image));
-      ++image;
-    } else {
-      EXPECT_EQ(out.tokens, alone[text].tokens) << "text-only request " << text;
-      EXPECT_EQ(out.first_logits, alone[text].first_logits) << "text-only request " << text;
-      ++text;
-    }
+  expect_hf(drain(*streams[0 + 1]), hf_text, "batched HF text-only prompt");
+  for (size_t i = 0; i < prompts.size(); ++i)
+    expect_hf(drain(*streams[2 + 2 * i]), prompts[i], str_cat("batched image prompt ", i));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const Output out = drain(*streams[i == 0 ? 0 : 1 + 2 * i]);
+    EXPECT_EQ(out.tokens, alone[i].tokens) << "text-only request " << i;
+    EXPECT_EQ(out.first_logits, alone[i].first_logits) << "text-only request " << i;
   }
 }
 
@@ -322,23 +321,17 @@ TEST_F(VisionEngine, ImageInAnEarlierTurnKeepsTheDecodeOffset) {
     EXPECT_EQ(out.tokens, std::vector<int32_t>(one.greedy.begin() + static_cast<int64_t>(k), one.greedy.end()))
         << "prompt + HF's first " << k << " tokens";
   }
-  // A second turn: the first turn (image, question, the model's answer) then new text, longer than a
-  // prefill chunk, with a second image of another size in the new turn.
+  // HF's second turn: the first turn (image, question, the model's answer) then a question longer than
+  // a prefill chunk, with a second image of another size in the new turn — after the first turn ran
+  // in the same engine, as a chat client sends it.
   const Output first = run(*engine, one.ids, images(one.images), 8);
   EXPECT_EQ(first.tokens, one.greedy);
-  std::vector<int32_t> ids = one.ids;
-  ids.insert(ids.end(), first.tokens.begin(), first.tokens.end());
-  const std::vector<int32_t> question = test::random_tokens(70, kTextVocab, 7);
-  ids.insert(ids.end(), question.begin(), question.end());
-  std::vector<PromptImage> imgs = images({"rgb_64x96.png", "gray_80x112.png"});
-  ids.push_back(kVisionStart);
-  ids.insert(ids.end(), static_cast<size_t>(image_token_count(imgs[1].grid, vision_->merge_size())), kImagePad);
-  ids.push_back(kVisionEnd);
-  ids.push_back(17);
-  const Output want = direct(ids, imgs, 8);
-  const Output got = run(*engine, ids, std::move(imgs), 8);
-  EXPECT_EQ(got.tokens, want.tokens);
-  EXPECT_LE(relative_error(got.first_logits, want.first_logits), kLogitTolerance);
+  const HfPrompt second = hf("multi_turn", {"rgb_64x96.png", "gray_80x112.png"});
+  ASSERT_TRUE(std::equal(one.ids.begin(), one.ids.end(), second.ids.begin()));
+  ASSERT_TRUE(std::equal(first.tokens.begin(), first.tokens.end(), second.ids.begin() + static_cast<int64_t>(one.ids.size())))
+      << "HF's second turn starts with the first turn and its answer";
+  expect_hf(run(*engine, second.ids, images(second.images), static_cast<int64_t>(second.greedy.size())), second,
+            "second turn");
 }
 
 TEST_F(VisionEngine, ImageSplitAcrossPrefillChunksGivesWhatOneWholePrefillGives) {

@@ -215,14 +215,16 @@ TEST(VisionWeightsBinding, RefusesATextOnlyConfigAndAWrongShapeByName) {
   EXPECT_ERROR_CONTAINS(bind_vision_weights(*checkpoint, gelu), "hidden_act: expected \"gelu_pytorch_tanh\", found \"silu\"");
 }
 
-TEST(MropePositions, PromptsWithOneAndTwoImagesGetHfsPositionsAndDelta) {
+TEST(MropePositions, EveryHfPromptGetsHfsPositionsAndDelta) {
   auto config = load_model_config(kVisionFixture.string());
   ASSERT_TRUE(config.ok());
   const test::VisionReference ref;
-  for (const std::string prompt : {"one_image", "two_images"}) {
+  for (const std::string prompt : {"one_image", "two_images", "multi_turn", "text_only"}) {
     const std::vector<int64_t> ids64 = ref.values<int64_t>(prompt + ".input_ids");
     const std::vector<int32_t> ids(ids64.begin(), ids64.end());
-    const std::vector<int64_t> thw = ref.values<int64_t>(prompt + ".image_grid_thw");
+    const bool text_only = prompt == "text_only";  // the fixture records no grid for it
+    ASSERT_EQ(ref.has(prompt + ".image_grid_thw"), !text_only) << prompt;
+    const std::vector<int64_t> thw = text_only ? std::vector<int64_t>{} : ref.values<int64_t>(prompt + ".image_grid_thw");
     std::vector<VisionGrid> grids;
     for (size_t i = 0; i + 2 < thw.size(); i += 3) grids.push_back({thw[i], thw[i + 1], thw[i + 2]});
     const Result<MropePositions> got = mrope_positions(ids, static_cast<int32_t>(config->image_token_id), grids, 2);

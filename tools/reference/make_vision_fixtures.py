@@ -447,34 +447,49 @@ def main():
 
     # --- prompts with images: input ids, mRoPE positions, logits, greedy continuation ---------------------
     cfg = ref.config
+    # (images, parts, earlier turn): parts are text runs (a length) and images (an index into images); a prompt
+    # with an earlier turn starts with that prompt's ids and HF's greedy answer to it, as a chat's next turn does.
+    # Prompts are drawn in this order from the one generator: new ones go last so earlier draws keep their values.
     prompts = {
-        "one_image": (["rgb_64x96.png"], [4, "0", 6]),
-        "two_images": (["gray_80x112.png", "up_30x40.jpg"], [3, "0", 2, "1", 5]),
+        "one_image": (["rgb_64x96.png"], [4, "0", 6], None),
+        "two_images": (["gray_80x112.png", "up_30x40.jpg"], [3, "0", 2, "1", 5], None),
+        # The second turn of a chat: turn one (one_image and its answer), a question longer than a prefill chunk
+        # of the engine tests, and a second image of another size.
+        "multi_turn": (["rgb_64x96.png", "gray_80x112.png"], [70, "1", 3], "one_image"),
+        # Text alone to the vision model: the request batched beside image requests.
+        "text_only": ([], [37], None),
     }
-    prompt_info = {}
+    prompt_info, greedy_of = {}, {}
     with torch.no_grad():
-        for pname, (imgs, parts) in prompts.items():
-            grid = torch.cat([grids[n] for n in imgs])
-            pv = torch.cat([pvs[n] for n in imgs])
+        for pname, (imgs, parts, earlier) in prompts.items():
+            grid = torch.cat([grids[n] for n in imgs]) if imgs else None
+            pv = torch.cat([pvs[n] for n in imgs]) if imgs else None
             ids, types = prompt_ids(rng, parts, cfg.image_token_id, cfg.vision_start_token_id, cfg.vision_end_token_id,
-                                    [g.tolist() for g in grid], VISION["spatial_merge_size"])
+                                    [g.tolist() for g in grid] if imgs else [], VISION["spatial_merge_size"])
+            if earlier:
+                ids = torch.cat([tensors[f"{earlier}.input_ids"], greedy_of[earlier], ids[0]])[None]
+                types = torch.cat([tensors[f"{earlier}.mm_token_type_ids"].to(torch.int32),
+                                   torch.zeros(len(greedy_of[earlier]), dtype=torch.int32), types[0]])[None]
             pos, deltas = ref.model.get_rope_index(ids, types, image_grid_thw=grid)
-            logits = ref(input_ids=ids, pixel_values=pv, image_grid_thw=grid, mm_token_type_ids=types,
-                         use_cache=False).logits[0].float()
-            gen = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=pv,
-                               image_grid_thw=grid, mm_token_type_ids=types, do_sample=False, max_new_tokens=8,
+            vision_inputs = dict(pixel_values=pv, image_grid_thw=grid) if imgs else {}
+            logits = ref(input_ids=ids, mm_token_type_ids=types, use_cache=False, **vision_inputs).logits[0].float()
+            gen = ref.generate(input_ids=ids, attention_mask=torch.ones_like(ids), mm_token_type_ids=types,
+                               **vision_inputs, do_sample=False, max_new_tokens=8,
                                min_new_tokens=8, pad_token_id=0, eos_token_id=None, return_dict_in_generate=True,
                                output_logits=True)
             new = gen.sequences[0, ids.shape[1]:]
             margins = [float((lambda t: t[0] - t[1])(torch.topk(l[0].float(), 2).values)) for l in gen.logits]
             tensors[f"{pname}.input_ids"] = ids[0].to(torch.int64)
             tensors[f"{pname}.mm_token_type_ids"] = types[0].to(torch.int64)
-            tensors[f"{pname}.image_grid_thw"] = grid.to(torch.int64)
+            if imgs:
+                tensors[f"{pname}.image_grid_thw"] = grid.to(torch.int64)
             tensors[f"{pname}.position_ids"] = pos[:, 0].to(torch.int64).contiguous()
             tensors[f"{pname}.rope_delta"] = deltas.reshape(1).to(torch.int64)
             tensors[f"{pname}.logits"] = logits.contiguous()
             tensors[f"{pname}.greedy"] = new.to(torch.int64).contiguous()
-            prompt_info[pname] = dict(images=imgs, length=int(ids.shape[1]), rope_delta=int(deltas.item()),
+            greedy_of[pname] = tensors[f"{pname}.greedy"]
+            prompt_info[pname] = dict(images=imgs, earlier_turn=earlier, length=int(ids.shape[1]),
+                                      rope_delta=int(deltas.item()),
                                       max_abs_logit=float(logits.abs().max()), min_greedy_margin=min(margins))
             log(f"{pname}: {ids.shape[1]} tokens, rope_delta {int(deltas.item())}, greedy {new.tolist()}, "
                 f"min greedy margin {min(margins):.3g}")
