@@ -185,7 +185,6 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
   if (engine_options_.speculative_tokens < 1)
     return Status::error("--draft-acceptance needs --speculative-tokens K of at least 1, found 0");
-  use_draft_vocab_costs(engine_options_, options.engine.draft_vocab, loaded.config.text.vocab_size);
   Qwen35StepModel plain(*loaded.model, kv_dtype), with_head(*loaded.model, kv_dtype, /*with_mtp=*/true);
   constexpr int64_t kPrompt = 128;
   DS_ASSIGN_OR_RETURN(const std::vector<SpeculativeResult> results,
@@ -203,7 +202,8 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
                  ", \"tokens_per_round\": ", r.tokens_per_round, ", \"rounds\": ", r.rounds, ", \"decode_step_s\": ", step,
                  ", \"verify_s\": ", r.verify_s, ", \"head_pass_s\": ", r.head_pass_s, ", \"head_step_s\": ", r.head_step_s,
                  ", \"draft_per_round_s\": ", r.draft_per_round_s, ", \"replay_per_round_s\": ", r.replay_per_round_s,
-                 ", \"slot_copy_s\": ", copy.take_s),
+                 ", \"slot_copy_s\": ", copy.take_s, ", \"measured_verify_row\": ", r.measured_costs.verify_row,
+                 ", \"measured_draft_step\": ", r.measured_costs.draft_step),
          str_cat("K=", k, engine_options_.adaptive_drafts ? " (adaptive)" : " (fixed)",
                  options.engine.draft_vocab > 0 ? str_cat(" vocab ", options.engine.draft_vocab) : "", " P=",
                  fixed(r.acceptance, 2), ": ", fixed(ratio, 2), "x plain (", fixed(r.plain_tokens_per_s, 2),
@@ -211,7 +211,9 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
                  " tokens/round; verify of ", k + 1, " rows ", fixed(r.verify_s / step, 2), "x a decode step (",
                  fixed(1000 * step, 1), " ms); head pass ", fixed(r.head_pass_s / step, 2), "x, chained step ",
                  fixed(r.head_step_s / step, 2), "x, drafting ", fixed(r.draft_per_round_s / step, 2),
-                 "x per round; replay ", fixed(1000 * r.replay_per_round_s, 2), " ms/round"));
+                 "x per round; replay ", fixed(1000 * r.replay_per_round_s, 2), " ms/round; adaptive k's costs as measured: ",
+                 fixed(r.measured_costs.verify_row, 3), " per verified row, ", fixed(r.measured_costs.draft_step, 3),
+                 " per draft"));
   }
   if (!options.json)
     std::printf("  speculative: the DeltaNet slot (%s) is copied before every verify and back on a rejection: %.2f ms "

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "engine/mtp_drafter.h"
+#include "engine_options.h"
 #include "util/random.h"
 
 namespace ds::app {
@@ -72,6 +73,7 @@ class TimedStepModel : public StepModel {
   int64_t num_mtp_layers() const override { return inner_.num_mtp_layers(); }
   Status set_draft_vocab(int64_t n) override { return inner_.set_draft_vocab(n); }
   int64_t draft_vocab_size() const override { return inner_.draft_vocab_size(); }
+  double head_step_weight_share() override { return inner_.head_step_weight_share(); }
   int64_t hidden_size() const override { return inner_.hidden_size(); }
   std::span<const float> hidden_rows() const override { return inner_.hidden_rows(); }
   Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, HybridCache& cache, float* logits,
@@ -131,6 +133,7 @@ Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepMod
   if (decode_tokens < 2) return Status::errorf("--decode-tokens must be at least 2 here, found ", decode_tokens);
   TimedStepModel timed_plain(plain), timed_head(with_head);
   DS_ASSIGN_OR_RETURN(auto drafter, MtpDrafter::create(timed_head, draft_vocab));
+  use_head_costs(options, timed_head);
   options.prefix_cache_memory = 0;  // every run computes its prompt; decode is what is measured
   EngineOptions plain_options = options;
   plain_options.speculative_tokens = 0;
@@ -186,6 +189,7 @@ Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepMod
     r.head_step_s = mean(head_times.chain_s, head_times.chains);
     r.draft_per_round_s = mean(head_times.pass_s + head_times.chain_s, r.rounds);
     r.replay_per_round_s = mean(head_times.replay_s, r.rounds);
+    r.measured_costs = counters.draft_costs;
     results.push_back(r);
   }
   drafter->replace_drafts = nullptr;

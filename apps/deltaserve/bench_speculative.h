@@ -25,6 +25,7 @@ struct SpeculativeResult {
   double draft_per_round_s = 0;   // pass + chained steps per round
   double replay_per_round_s = 0;  // DeltaNet replay per round (rounds with a rejection replay, others not)
   int64_t rounds = 0;
+  DraftCosts measured_costs;      // adaptive k's costs as the engine measured them by the end of this P
 };
 
 // One request of `prompt_tokens` random tokens generating `decode_tokens` (greedy, EOS ignored) through

@@ -29,10 +29,11 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options);
 // The checkpoint's MTP head as options.drafter when --speculative-tokens K > 0 (the step model made
 // with it); null when K is 0. An error naming the flag when the checkpoint has no head. The drafter
 // must outlive the engine.
-// --draft-vocab N restricts the head's drafts to tokens [0, N) and lowers the draft cost adaptive k assumes.
+// --draft-vocab N restricts the head's drafts to tokens [0, N), which makes a draft cheaper.
 Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model, int64_t draft_vocab);
-// The draft cost adaptive k assumes, for a head restricted to `draft_vocab` of `vocab` tokens (an estimate).
-void use_draft_vocab_costs(EngineOptions& options, int64_t draft_vocab, int64_t vocab);
+// Adaptive k's starting cost of a draft: the step model's head bytes ÷ its decode bytes (after its draft
+// vocabulary is set); the engine then measures it.
+void use_head_costs(EngineOptions& options, StepModel& step_model);
 // Parses "4GiB", "512MiB", "1.5G", "1000000" (bytes) into bytes.
 Result<uint64_t> parse_byte_size(const std::string& text, const std::string& option);
 // The engine options with the byte sizes parsed; --prefix-cache-dir created and checked writable

@@ -3,6 +3,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "cache/hybrid_cache_store.h"
@@ -11,6 +12,12 @@
 #include "util/log.h"
 
 namespace ds {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOptions& options) {
   DS_TRY(validate_limits(options.limits));
@@ -70,7 +77,9 @@ Engine::Engine(StepModel& model, const EngineOptions& options, const EngineLimit
       cache_(model.cache_geometry(), limits.capacity, model.backend(), options.snapshots),
       scheduler_(options.limits),
       logits_(static_cast<size_t>(options.limits.max_seqs * (1 + options.speculative_tokens) * model.vocab_size())),
-      seeds_(options.seed) {
+      seeds_(options.seed),
+      draft_cost_meter_(options.draft_costs) {
+  publish_draft_costs();
   if (options.prefix_observer && cache_.prefix_caching()) announce_resumable_prefixes(cache_, *options.prefix_observer);
   if (store_) {
     const PrefixStore::Reloaded reloaded = reload_prefix_cache(cache_, *store_);
@@ -158,6 +167,7 @@ EngineCounters Engine::counters() const {
   c.spec_draft_tokens = gauges_.spec_draft_tokens.load();
   c.spec_accepted_tokens = gauges_.spec_accepted_tokens.load();
   c.speculative_tokens = options_.speculative_tokens;
+  c.draft_costs = DraftCosts{gauges_.draft_verify_row.load(), gauges_.draft_step.load()};
   for (size_t j = 0; j < c.spec_accepted_per_position.size(); ++j)
     c.spec_accepted_per_position[j] = gauges_.spec_accepted_per_position[j].load();
   return c;
@@ -265,6 +275,35 @@ bool Engine::draft(StepPlan& plan) {
   return true;
 }
 
+void Engine::measure_drafting(const StepPlan& plan, double propose_s) {
+  int64_t deepest = 0;  // the head's chained calls run for every request at once: the deepest counts
+  for (const ScheduledChunk& chunk : plan.chunks)
+    if (chunk.kind == StepKind::decode) deepest = std::max(deepest, chunk.num_tokens - 1);
+  if (deepest > 0 && options_.measure_draft_costs) {
+    draft_cost_meter_.drafting(head_pass_s_ + propose_s, deepest);
+    publish_draft_costs();
+  }
+  head_pass_s_ = 0;  // a pass that no round followed (the request stopped drafting) is not a draft's cost
+}
+
+void Engine::measure_forward(const StepPlan& plan, double seconds) {
+  if (options_.speculative_tokens == 0 || !options_.measure_draft_costs) return;
+  int64_t extra_rows = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    if (chunk.kind != StepKind::decode) return;  // prefill rows cost what they cost: no sample
+    extra_rows += chunk.num_tokens - 1;
+  }
+  if (extra_rows == 0) draft_cost_meter_.plain_step(seconds);
+  else draft_cost_meter_.verify_step(seconds, extra_rows);
+  publish_draft_costs();
+}
+
+void Engine::publish_draft_costs() {
+  const DraftCosts costs = draft_cost_meter_.costs();
+  gauges_.draft_verify_row.store(costs.verify_row);
+  gauges_.draft_step.store(costs.draft_step);
+}
+
 void Engine::step() {
   if (scheduler_.idle()) return;
   plan_drafts();
@@ -295,11 +334,14 @@ void Engine::step() {
     finish(*r, FinishReason::error, std::nullopt, str_cat("the vision tower failed: ", status.message()));
   }
   if (plan.chunks.empty()) return;
+  const Clock::time_point drafting = Clock::now();
   if (!draft(plan)) return;
+  measure_drafting(plan, seconds_since(drafting));
 
   // The MTP head reads the main model's hidden rows of every row the step computes.
   const bool head_pass = options_.speculative_tokens > 0 && options_.drafter->reads_hidden();
   const LogitsRows hidden = head_pass ? LogitsRows::all : LogitsRows::none;
+  const Clock::time_point forward_start = Clock::now();  // a verify's cost includes saving the state
   ForwardBatch batch;  // spans into each request's tokens: valid until they grow after the forward
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
@@ -333,6 +375,7 @@ void Engine::step() {
   }
   const Status status = model_.forward(batch, cache_, logits_.data());
   gauges_.steps.fetch_add(1);
+  if (status.ok()) measure_forward(plan, seconds_since(forward_start));
   if (!status.ok()) {
     log::error("engine: forward failed: ", status.message());
     for (const ScheduledChunk& chunk : plan.chunks) finish(*chunk.request, FinishReason::error, std::nullopt, status.message());
@@ -361,7 +404,7 @@ void Engine::step() {
     }
     if (goes_on && options_.speculative_tokens > 0 && !r.prefilling()) {
       if (chunk.kind == StepKind::decode && chunk.num_tokens == 1) r.adaptive.observe_plain_step();
-      r.next_drafts = r.adaptive.choose(options_.speculative_tokens, options_.draft_costs);
+      r.next_drafts = r.adaptive.choose(options_.speculative_tokens, draft_cost_meter_.costs());
     }
     if (goes_on && hidden == LogitsRows::all) {
       const bool predicts = !r.prefilling() && (!options_.adaptive_drafts || r.next_drafts > 0);
@@ -371,7 +414,10 @@ void Engine::step() {
     }
   }
   if (kept.empty()) return;
-  if (const Status passed = options_.drafter->computed(kept, cache_); !passed.ok()) {
+  const Clock::time_point pass_start = Clock::now();
+  const Status passed = options_.drafter->computed(kept, cache_);
+  head_pass_s_ = seconds_since(pass_start);
+  if (!passed.ok()) {
     log::error("engine: the drafter's pass failed: ", passed.message());
     for (const ComputedRows& c : kept) {  // by id: the chunks also name requests that have finished
       const auto it = std::find_if(requests_.begin(), requests_.end(), [&](const auto& r) { return r->id == c.id; });

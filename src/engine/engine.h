@@ -20,6 +20,7 @@
 #include "cache/hybrid_cache_store.h"
 #include "cache/prefix_store.h"
 #include "cache/resumable_prefixes.h"
+#include "engine/draft_cost_meter.h"
 #include "engine/drafter.h"
 #include "engine/request.h"
 #include "engine/request_stream.h"
@@ -61,9 +62,12 @@ struct EngineOptions {
   int64_t speculative_tokens = 0;
   Drafter* drafter = nullptr;  // required when speculative_tokens > 0; outlives the engine
   // Adaptive k: each request verifies the 0 .. speculative_tokens drafts that its acceptance so far
-  // makes pay under draft_costs (adaptive_drafts.h); off: speculative_tokens every round.
+  // makes pay under the draft costs (adaptive_drafts.h); off: speculative_tokens every round. The
+  // costs start at draft_costs and follow what the engine's steps measure (draft_cost_meter.h)
+  // unless measure_draft_costs is off.
   bool adaptive_drafts = true;
   DraftCosts draft_costs;
+  bool measure_draft_costs = true;
 };
 
 // What start-up resolved from the options and the memory budget (logged by the caller).
@@ -92,6 +96,8 @@ struct EngineCounters {
   int64_t speculative_tokens = 0;
   int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
   std::array<int64_t, kMaxSpeculativeTokens> spec_accepted_per_position{};
+  // Adaptive k's costs as measured so far (draft_cost_meter.h), in decode steps.
+  DraftCosts draft_costs;
 };
 
 class Engine {
@@ -124,6 +130,10 @@ class Engine {
   // the step's requests have ended with the error.
   void plan_drafts();
   bool draft(StepPlan& plan);
+  // Adaptive k's costs from this step's timings (draft_cost_meter.h).
+  void measure_drafting(const StepPlan& plan, double propose_s);
+  void measure_forward(const StepPlan& plan, double seconds);
+  void publish_draft_costs();
   // Runs the tower for the images tokens [start, start + n) of `request` reach that have no rows yet,
   // reusing the rows of a running request with the same image.
   Status encode_images(Request& request, int64_t start, int64_t n);
@@ -175,7 +185,10 @@ class Engine {
     std::atomic<uint64_t> snapshot_bytes{0};
     std::atomic<int64_t> spec_drafts{0}, spec_draft_tokens{0}, spec_accepted_tokens{0};
     std::array<std::atomic<int64_t>, kMaxSpeculativeTokens> spec_accepted_per_position{};
+    std::atomic<double> draft_verify_row{0}, draft_step{0};
   } gauges_;
+  DraftCostMeter draft_cost_meter_;  // engine thread only
+  double head_pass_s_ = 0;           // the head's pass after the last forward: drafting of the next round
   std::thread thread_;
 };
 

@@ -58,6 +58,10 @@ class StepModel {
     return Status::error("this model has no MTP head");
   }
   virtual int64_t draft_vocab_size() const { return vocab_size(); }
+  // The weight bytes one head step reads (its layer and its lm_head rows) ÷ those of one decode step:
+  // what a draft costs in decode steps where both only stream their weights — adaptive k's starting
+  // point before the engine measures it (draft_cost_meter.h). 0: no head.
+  virtual double head_step_weight_share() { return 0; }
   virtual int64_t hidden_size() const { return 0; }
   virtual std::span<const float> hidden_rows() const { return {}; }
   virtual Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, HybridCache& cache,

@@ -140,6 +140,14 @@ void Qwen35Model::norm_and_head(const ForwardBatch& batch, const TensorView& fin
   if (logits_rows > 0) matmul(ws.head_in.data(), logits_rows, head, logits);
 }
 
+double Qwen35Model::mtp_step_weight_share() {
+  if (!weights_.mtp) return 0;
+  uint64_t decode_bytes = 0, head_bytes = (mtp_head_.empty() ? weights_.lm_head : mtp_head_).nbytes;
+  for (const TensorView* w : matmul_weights(weights_)) decode_bytes += w->nbytes;  // lm_head included
+  for (const TensorView* w : mtp_matmul_weights(weights_)) head_bytes += w->nbytes;
+  return decode_bytes > 0 ? static_cast<double>(head_bytes) / static_cast<double>(decode_bytes) : 0;
+}
+
 void Qwen35Model::mlp(const MlpWeights& w, int64_t T, Workspace& ws) {
   matmuls(ws.normed.data(), T, {{&w.gate_proj, ws.mlp_gate.data()}, {&w.up_proj, ws.mlp_up.data()}});
   backend_.silu_mul(ws.mlp_gate.data(), ws.mlp_up.data(), T * config_.intermediate_size, ws.mlp_act.data());

@@ -68,6 +68,9 @@ class Qwen35Model {
   // int8 panels are).
   Status set_mtp_vocab(int64_t n);
   int64_t mtp_vocab() const { return mtp_head_.shape.empty() ? config_.vocab_size : mtp_head_.shape[0]; }
+  // Weight bytes of one MTP step (fc, its layer, its lm_head rows) ÷ those of one decode step (every
+  // layer's matmuls and lm_head); 0 without a head.
+  double mtp_step_weight_share();
 
   // Rolls a sequence's DeltaNet state to the end of the first `rows` rows of a recorded decode call
   // (SequenceInput::record). The caller has put the state from before that call back into `slot`;

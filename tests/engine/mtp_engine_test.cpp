@@ -82,11 +82,14 @@ class MtpEngine : public ::testing::Test {
     EngineCounters counters;
   };
   // Plain decoding (k = 0, no head) or the head with k drafts; every prompt at once, or one after another.
+  // Adaptive k runs at the default costs unless `measure_costs` (timings would make its choices, and
+  // the counts some tests check, depend on the machine's load).
   Outcome run(const std::vector<std::vector<int32_t>>& prompts, const std::vector<SamplingParams>& params, int64_t k,
               MtpDrafter* drafter, bool together, std::vector<int32_t> eos = {}, uint64_t prefix_cache = 0,
-              bool adaptive = true) {
+              bool adaptive = true, bool measure_costs = false) {
     EngineOptions options;
     options.adaptive_drafts = adaptive;
+    options.measure_draft_costs = measure_costs;
     options.cache_memory = 64 << 20;
     options.prefix_cache_memory = prefix_cache;
     options.limits = {256, 8};
@@ -184,6 +187,36 @@ TEST_F(MtpEngine, OutputWithTheHeadIsPlainDecodingsForEveryKAloneAndBatched) {
     }
     if (how == Force::mix) {
       EXPECT_GT(spec.counters.spec_accepted_tokens, 0);
+    }
+  }
+}
+
+// The engine times its steps into adaptive k's costs (draft_cost_meter.h; its arithmetic is tested
+// there): on, they leave the prior and stay finite and in bounds, and the output is plain decoding's
+// whatever they are; off, they stay at the prior.
+TEST_F(MtpEngine, AdaptiveKsCostsAreMeasuredFromTheStepsOrKeptAtThePrior) {
+  const std::vector<std::vector<int32_t>> prompts = {test::random_tokens(30, vocab(), 3)};
+  SamplingParams p;
+  p.max_tokens = 40;
+  p.ignore_eos = true;
+  const Outcome plain = run(prompts, {p}, 0, nullptr, true);
+  const DraftCosts prior;
+  for (const bool measure : {false, true}) {
+    auto head = drafter();
+    force(*head, Force::mix, test::continued(prompts, plain.outputs), vocab());
+    const Outcome spec = run(prompts, {p}, 3, head.get(), true, {}, 0, /*adaptive=*/true, measure);
+    EXPECT_EQ(spec.outputs, plain.outputs) << (measure ? "measured" : "prior");
+    const DraftCosts got = spec.counters.draft_costs;
+    if (!measure) {
+      EXPECT_EQ(got.verify_row, prior.verify_row);
+      EXPECT_EQ(got.draft_step, prior.draft_step);
+      continue;
+    }
+    EXPECT_GT(spec.counters.spec_drafts, 0);
+    EXPECT_TRUE(got.verify_row != prior.verify_row || got.draft_step != prior.draft_step) << "nothing was measured";
+    for (const double cost : {got.verify_row, got.draft_step}) {
+      EXPECT_GE(cost, 0);
+      EXPECT_LE(cost, DraftCostMeter::kMaxCost);
     }
   }
 }

@@ -1,0 +1,63 @@
+// DraftCostMeter: adaptive k's costs follow the steps' timings — a verified row's share of a plain
+// step, a draft's — from the prior, once a plain step's time is known (or inferred from verifies).
+#include <gtest/gtest.h>
+
+#include "engine/draft_cost_meter.h"
+
+namespace ds {
+namespace {
+
+constexpr DraftCosts kPrior{0.05, 0.30};
+
+TEST(DraftCostMeter, StartsAtThePriorAndTakesNoDraftSampleBeforeAStepTimeIsKnown) {
+  DraftCostMeter meter(kPrior);
+  EXPECT_EQ(meter.costs().verify_row, 0.05);
+  EXPECT_EQ(meter.costs().draft_step, 0.30);
+  meter.drafting(0.5, 3);  // no step time yet: nothing to divide by
+  EXPECT_EQ(meter.costs().draft_step, 0.30);
+  meter.plain_step(0);  // not a time
+  meter.plain_step(-1);
+  meter.verify_step(0.1, 0);  // no extra rows: not a verify
+  EXPECT_EQ(meter.plain_step_seconds(), 0);
+}
+
+TEST(DraftCostMeter, ConvergesToTheMeasuredCosts) {
+  DraftCostMeter meter(kPrior);
+  for (int i = 0; i < 200; ++i) {
+    meter.plain_step(0.100);          // T1 = 100 ms
+    meter.verify_step(0.130, 3);      // 4 rows: 1 + 3 × 0.10
+    meter.drafting(0.021, 3);         // 3 drafts of 0.07 steps
+  }
+  EXPECT_NEAR(meter.plain_step_seconds(), 0.100, 1e-12);
+  EXPECT_NEAR(meter.costs().verify_row, 0.10, 1e-6);
+  EXPECT_NEAR(meter.costs().draft_step, 0.07, 1e-6);
+  // It follows a change (load arrives: verifies cost more) within tens of samples, not at once.
+  meter.verify_step(0.190, 3);
+  EXPECT_GT(meter.costs().verify_row, 0.10);
+  EXPECT_LT(meter.costs().verify_row, 0.20);
+  for (int i = 0; i < 100; ++i) meter.verify_step(0.190, 3);
+  EXPECT_NEAR(meter.costs().verify_row, 0.30, 1e-4);
+}
+
+TEST(DraftCostMeter, WithoutPlainStepsTheStepTimeComesFromTheVerifies) {
+  DraftCostMeter meter(kPrior);
+  meter.verify_step(0.115, 3);  // at the prior's 0.05 per row: T1 = 100 ms
+  EXPECT_NEAR(meter.plain_step_seconds(), 0.100, 1e-12);
+  EXPECT_EQ(meter.costs().verify_row, 0.05) << "one equation, two unknowns: verify_row keeps the prior";
+  for (int i = 0; i < 200; ++i) meter.drafting(0.021, 3);
+  EXPECT_NEAR(meter.costs().draft_step, 0.07, 1e-6);
+  meter.plain_step(0.080);  // a measured step replaces the inference
+  EXPECT_NEAR(meter.plain_step_seconds(), 0.080, 1e-12);
+}
+
+TEST(DraftCostMeter, AStallCountsAsABoundedSample) {
+  DraftCostMeter meter(kPrior);
+  meter.plain_step(0.100);
+  meter.verify_step(60.0, 1);  // a minute: a page-in or a descheduled thread, not a row's cost
+  EXPECT_NEAR(meter.costs().verify_row, 0.05 + DraftCostMeter::kNewWeight * (DraftCostMeter::kMaxCost - 0.05), 1e-12);
+  meter.verify_step(0.050, 1);  // faster than a plain step: a row costs nothing, never less
+  EXPECT_GE(meter.costs().verify_row, 0);
+}
+
+}  // namespace
+}  // namespace ds
