@@ -20,6 +20,9 @@ struct DraftRequest {
   int64_t k = 0;                         // drafts wanted (at most)
   std::span<const int32_t> block_table;  // KV blocks covering positions [0, tokens.size() + k)
   std::vector<int32_t>* drafts = nullptr;  // out: empty on entry, at most k tokens
+  // A generated token at index t sits at mRoPE position t + rope_delta on all three rows (0 without
+  // images: text positions).
+  int64_t rope_delta = 0;
 };
 
 // Rows one sequence's forward computed this step and keeps (a verify's accepted rows): positions
@@ -31,6 +34,12 @@ struct ComputedRows {
   std::span<const int32_t> block_table;
   int64_t hidden_row = 0;  // the first of its n rows in the step's hidden rows (StepModel::hidden_rows)
   bool predicts = false;   // the next step drafts after its last row
+  // Requests with images: the rows' mRoPE positions [n, 3] (empty: text positions start_pos + i), and
+  // for the rows i whose next token is an image pad, that pad's merger row, which stands in for the
+  // next token's embedding (next_embedding_at: row indices; next_embedding_rows [at.size(), hidden]).
+  std::span<const int32_t> positions{};
+  std::span<const int32_t> next_embedding_at{};
+  std::span<const float> next_embedding_rows{};
 };
 
 class Drafter {

@@ -254,7 +254,8 @@ bool Engine::draft(StepPlan& plan) {
     Request& r = *chunk.request;
     r.drafts.clear();
     if (chunk.kind != StepKind::decode || chunk.num_tokens == 1) continue;
-    asks.push_back(DraftRequest{r.id, r.tokens, chunk.num_tokens - 1, r.cache.blocks, &r.drafts});
+    asks.push_back(DraftRequest{r.id, r.tokens, chunk.num_tokens - 1, r.cache.blocks, &r.drafts,
+                                r.images.empty() ? 0 : r.images.rope_delta});
   }
   if (asks.empty()) return true;
   if (const Status status = options_.drafter->propose(asks, cache_); !status.ok()) {
@@ -408,9 +409,16 @@ void Engine::step() {
     }
     if (goes_on && hidden == LogitsRows::all) {
       const bool predicts = !r.prefilling() && (!options_.adaptive_drafts || r.next_drafts > 0);
+      const int64_t n = r.num_computed - start;
       kept.push_back(ComputedRows{r.id, start, std::span<const int32_t>(r.tokens).subspan(static_cast<size_t>(start + 1),
-                                                                                          static_cast<size_t>(r.num_computed - start)),
+                                                                                          static_cast<size_t>(n)),
                                   r.cache.blocks, first_hidden, predicts});
+      if (!r.images.empty()) {  // the head sees the main model's positions and merger rows, as vLLM's
+        r.images.fill_head(start, n, r.prompt_len);
+        kept.back().positions = r.images.head_positions;
+        kept.back().next_embedding_at = r.images.head_at;
+        kept.back().next_embedding_rows = r.images.head_rows;
+      }
     }
   }
   if (kept.empty()) return;

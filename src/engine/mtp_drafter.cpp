@@ -36,11 +36,18 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
       return Status::internal("MTP pass: request ", c.id, " names hidden rows [", c.hidden_row, ", ", c.hidden_row + n,
                               ") of the ", hidden.size() / static_cast<size_t>(H), " the forward returned");
     Deferred& d = deferred_[c.id];
-    if (d.start_pos + static_cast<int64_t>(d.tokens.size()) != c.start_pos) {  // not contiguous: start over
-      d.tokens.clear();
-      d.hidden.clear();
-    }
+    if (d.start_pos + static_cast<int64_t>(d.tokens.size()) != c.start_pos) d = Deferred{};  // not contiguous: start over
     if (d.tokens.empty()) d.start_pos = c.start_pos;
+    const auto held = static_cast<int32_t>(d.tokens.size());
+    if (!c.positions.empty() || !d.positions.empty()) {  // mRoPE: text positions where none were given
+      for (int64_t i = static_cast<int64_t>(d.positions.size()) / 3; i < held; ++i)
+        d.positions.insert(d.positions.end(), 3, static_cast<int32_t>(d.start_pos + i));
+      if (c.positions.empty())
+        for (int64_t i = 0; i < n; ++i) d.positions.insert(d.positions.end(), 3, static_cast<int32_t>(c.start_pos + i));
+      else d.positions.insert(d.positions.end(), c.positions.begin(), c.positions.end());
+    }
+    for (int32_t at : c.next_embedding_at) d.embedding_at.push_back(held + at);
+    d.embedding_rows.insert(d.embedding_rows.end(), c.next_embedding_rows.begin(), c.next_embedding_rows.end());
     d.tokens.insert(d.tokens.end(), c.next_tokens.begin(), c.next_tokens.end());
     d.hidden.insert(d.hidden.end(), hidden.begin() + c.hidden_row * H, hidden.begin() + (c.hidden_row + n) * H);
     if (!c.predicts) next_.erase(c.id);  // no drafts next step: a later pass predicts afresh
@@ -62,6 +69,9 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
     SequenceInput seq;
     seq.tokens = d.tokens;
     seq.start_pos = d.start_pos;
+    seq.positions = d.positions;
+    seq.embedding_at = d.embedding_at;
+    seq.embedding_rows = d.embedding_rows;
     seq.block_table = c->block_table;
     seq.logits = seq.hidden = c->predicts ? LogitsRows::last : LogitsRows::none;
     batch.sequences.push_back(seq);
@@ -85,6 +95,7 @@ Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache)
   const int64_t H = model_.hidden_size(), V = model_.draft_vocab_size();  // logits columns: the draft vocabulary
   const size_t n = requests.size();
   chain_.resize(n * static_cast<size_t>(H));
+  chain_positions_.resize(n * 3);
   tokens_.resize(n);
   int64_t deepest = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -117,6 +128,10 @@ Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache)
       SequenceInput seq;
       seq.tokens = std::span<const int32_t>(&tokens_[i], 1);
       seq.start_pos = static_cast<int64_t>(r.tokens.size()) - 2 + step;
+      if (r.rope_delta != 0) {  // a generated token's mRoPE position, as the main model gives it
+        std::fill_n(chain_positions_.begin() + static_cast<int64_t>(i) * 3, 3, static_cast<int32_t>(seq.start_pos + r.rope_delta));
+        seq.positions = std::span<const int32_t>(chain_positions_).subspan(i * 3, 3);
+      }
       seq.block_table = r.block_table;
       seq.logits = seq.hidden = LogitsRows::last;
       batch.sequences.push_back(seq);

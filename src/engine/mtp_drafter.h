@@ -55,6 +55,9 @@ class MtpDrafter : public Drafter {
     int64_t start_pos = 0;
     std::vector<int32_t> tokens;
     std::vector<float> hidden;
+    std::vector<int32_t> positions;       // [tokens, 3] mRoPE (requests with images); empty: text positions
+    std::vector<int32_t> embedding_at;    // rows whose next token's embedding is a merger row
+    std::vector<float> embedding_rows;    // [embedding_at.size(), H]
   };
 
   StepModel& model_;
@@ -64,6 +67,7 @@ class MtpDrafter : public Drafter {
   std::vector<float> logits_;    // [rows, vocab]
   std::vector<float> out_;       // [rows, H] mtp_hidden out
   std::vector<float> chain_;     // [requests, H] each request's latest head hidden while chaining
+  std::vector<int32_t> chain_positions_;  // [requests, 3] a chained step's mRoPE position
   std::vector<int32_t> tokens_;  // [requests] each chained step's input token
 };
 

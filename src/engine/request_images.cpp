@@ -50,6 +50,24 @@ void RequestImages::fill(SequenceInput& input, int64_t start, int64_t n, int64_t
   input.embedding_rows = step_rows;
 }
 
+void RequestImages::fill_head(int64_t start, int64_t n, int64_t prompt_len) {
+  head_positions.resize(static_cast<size_t>(n * 3));
+  for (int64_t i = start; i < start + n; ++i) {
+    int32_t* out = head_positions.data() + (i - start) * 3;
+    if (i < prompt_len) std::copy_n(positions.data() + i * 3, 3, out);
+    else std::fill_n(out, 3, static_cast<int32_t>(i + rope_delta));
+  }
+  head_at.clear();
+  head_rows.clear();
+  for (size_t j = 0; j < images.size(); ++j) {  // next tokens: [start + 1, start + n + 1)
+    const int64_t lo = std::max(start + 1, first[j]), hi = std::min(start + n + 1, first[j] + count[j]);
+    if (lo >= hi || rows[j] == nullptr) continue;
+    const auto hidden = static_cast<int64_t>(rows[j]->size()) / count[j];
+    for (int64_t i = lo; i < hi; ++i) head_at.push_back(static_cast<int32_t>(i - 1 - start));
+    head_rows.insert(head_rows.end(), rows[j]->begin() + (lo - first[j]) * hidden, rows[j]->begin() + (hi - first[j]) * hidden);
+  }
+}
+
 Result<RequestImages> plan_request_images(std::span<const int32_t> prompt, std::vector<PromptImage> images,
                                           int32_t image_token_id, int64_t merge_size) {
   RequestImages out;

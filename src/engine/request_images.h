@@ -29,6 +29,10 @@ struct RequestImages {
   std::vector<int32_t> step_positions;  // [n, 3]
   std::vector<int32_t> step_at;         // indices into the step's tokens
   std::vector<float> step_rows;         // [step_at.size(), hidden]
+  // What the MTP head's rows of one step point at (fill_head; rewritten each step).
+  std::vector<int32_t> head_positions;  // [n, 3]
+  std::vector<int32_t> head_at;         // rows whose next token is an image pad with merger rows
+  std::vector<float> head_rows;         // [head_at.size(), hidden]: those pads' merger rows
 
   bool empty() const { return images.empty(); }
   // The images' content hashes at their first pad token: they enter the prefix keys.
@@ -38,6 +42,12 @@ struct RequestImages {
   // Points `input` at the mRoPE positions of tokens [start, start + n) — the prompt's, then
   // i + rope_delta — and at the merger rows of the pad tokens among them (their rows must exist).
   void fill(SequenceInput& input, int64_t start, int64_t n, int64_t prompt_len);
+  // The MTP head's inputs for its rows at tokens [start, start + n) (vLLM's proposer gives the head the
+  // main model's positions and input embeddings): head_positions, the rows' mRoPE positions; head_at /
+  // head_rows, the merger row of token i + 1 for each row i whose next token is an image pad (the head
+  // embeds the next token). A pad whose image has no rows yet (the chunk stopped just before it) is
+  // left out: its token embedding stands in, for that row's draft input only.
+  void fill_head(int64_t start, int64_t n, int64_t prompt_len);
 };
 
 // Lays `images` out over `prompt` (already expanded: each image a run of its token count of

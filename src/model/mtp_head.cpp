@@ -25,7 +25,7 @@ Status Qwen35Model::mtp_forward(const ForwardBatch& batch, int64_t step, const f
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
   gather_tokens_and_positions(batch, ws);
-  backend_.embedding(ws.tokens.data(), T, weights_.embed_tokens, ws.normed.data());  // [T, H] e = Embed[x_{i+1}]
+  embed(batch, ws, ws.normed.data());  // [T, H] e = Embed[x_{i+1}], or the merger row where x_{i+1} is an image pad
   backend_.rms_norm(ws.normed.data(), T, H, mtp.pre_fc_norm_embedding, eps, ws.mixer_out.data());  // [T, H]
   backend_.rms_norm(pair_hidden, T, H, mtp.pre_fc_norm_hidden, eps, ws.head_in.data());            // [T, H]
   for (int64_t t = 0; t < T; ++t) {  // [T, 2H]: embedding first, as vLLM's torch.cat([embeds, hidden])

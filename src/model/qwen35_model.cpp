@@ -63,6 +63,18 @@ Status Qwen35Model::validate(const ForwardBatch& batch, const KvBlockPool& kv, c
   return {};
 }
 
+void Qwen35Model::embed(const ForwardBatch& batch, const Workspace& ws, float* out) {
+  const int64_t H = config_.hidden_size;
+  backend_.embedding(ws.tokens.data(), batch.total_tokens(), weights_.embed_tokens, out);  // [T, H]
+  // Rows that stand in for token embeddings (the vision merger's, at image-pad tokens).
+  int64_t row = 0;
+  for (const SequenceInput& seq : batch.sequences) {
+    for (size_t k = 0; k < seq.embedding_at.size(); ++k)
+      std::copy_n(seq.embedding_rows.data() + k * static_cast<size_t>(H), H, out + (row + seq.embedding_at[k]) * H);
+    row += static_cast<int64_t>(seq.tokens.size());
+  }
+}
+
 void Qwen35Model::gather_tokens_and_positions(const ForwardBatch& batch, Workspace& ws) {
   // Tokens and positions of all sequences, concatenated: row r of every [T, ·] buffer.
   int64_t row = 0;
@@ -94,16 +106,8 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
                             float* logits, float* hidden) {
   DS_TRY(validate(batch, kv, ws, num_attention_layers() > 0));
   if (batch.hidden_rows() > 0 && hidden == nullptr) return Status::error("the batch asks for hidden rows but gives no buffer");
-  const int64_t T = batch.total_tokens(), H = config_.hidden_size;
   gather_tokens_and_positions(batch, ws);
-  backend_.embedding(ws.tokens.data(), T, weights_.embed_tokens, ws.hidden.data());
-  // Rows that stand in for token embeddings (the vision merger's, at image-pad tokens).
-  int64_t row = 0;
-  for (const SequenceInput& seq : batch.sequences) {
-    for (size_t k = 0; k < seq.embedding_at.size(); ++k)
-      std::copy_n(seq.embedding_rows.data() + k * static_cast<size_t>(H), H, ws.hidden.data() + (row + seq.embedding_at[k]) * H);
-    row += static_cast<int64_t>(seq.tokens.size());
-  }
+  embed(batch, ws, ws.hidden.data());
   for (size_t l = 0; l < weights_.layers.size(); ++l)
     decoder_layer(weights_.layers[l], cache_index_[l], batch, kv, &states, ws);
   norm_and_head(batch, weights_.norm, weights_.lm_head, ws, logits, hidden);

@@ -86,6 +86,9 @@ class Qwen35Model {
   Status validate(const ForwardBatch& batch, const KvBlockPool& kv, const Workspace& ws, bool uses_kv) const;
   // Token ids and positions of all sequences into ws.tokens / ws.positions, RoPE angles for them.
   void gather_tokens_and_positions(const ForwardBatch& batch, Workspace& ws);
+  // out [T, H]: the embeddings of ws.tokens (gathered first), with each sequence's embedding_rows at
+  // its embedding_at tokens.
+  void embed(const ForwardBatch& batch, const Workspace& ws, float* out);
   // Pre-norm mixer + residual, pre-norm MLP + residual on ws.hidden.
   void decoder_layer(const DecoderLayerWeights& layer, int64_t cache_layer, const ForwardBatch& batch, KvBlockPool& kv,
                      DeltaNetStateSlots* states, Workspace& ws);
