@@ -36,8 +36,17 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(StepModel& model, const D
   return drafter;
 }
 
+Status MtpDrafter::check_vocab(int64_t logits) const {
+  // Another drafter made on the same model since (a test, a bench) may have set another head.
+  if (!token_map_.empty() && logits != static_cast<int64_t>(token_map_.size()))
+    return Status::internal("the MTP head's draft vocabulary changed under its drafter: ", logits, " logits, ",
+                            token_map_.size(), " ids in the drafter's token map");
+  return {};
+}
+
 Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cache) {
   const int64_t H = model_.hidden_size(), V = model_.draft_vocab_size();  // logits columns: the draft vocabulary
+  DS_TRY(check_vocab(V));
   const std::span<const float> hidden = model_.hidden_rows();
   // Each sequence's rows join what it kept back; those that predict, or hold enough, go through now.
   std::vector<const ComputedRows*> now;
@@ -95,6 +104,7 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
 
 Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache) {
   const int64_t H = model_.hidden_size(), V = model_.draft_vocab_size();  // logits columns: the draft vocabulary
+  DS_TRY(check_vocab(V));
   const size_t n = requests.size();
   chain_.resize(n * static_cast<size_t>(H));
   tokens_.resize(n);

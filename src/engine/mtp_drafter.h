@@ -55,6 +55,9 @@ class MtpDrafter : public Drafter {
  private:
   explicit MtpDrafter(StepModel& model) : model_(model) {}
 
+  // An internal error when the model's head no longer has the token map's logits (token_of would read
+  // past the map).
+  Status check_vocab(int64_t logits) const;
   // The token of the head's logit `index`: the token map's entry, or the index itself without a map.
   int32_t token_of(int64_t index) const {
     return token_map_.empty() ? static_cast<int32_t>(index) : token_map_[static_cast<size_t>(index)];

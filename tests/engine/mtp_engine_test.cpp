@@ -284,14 +284,20 @@ TEST_F(MtpEngine, WithATokenMapOutputIsPlainDecodingsAndDraftsAreTheMapsIds) {
   }
 }
 
-TEST_F(MtpEngine, ATokenMapLongerThanTheDraftVocabularyIsAnError) {
+TEST_F(MtpEngine, ADraftVocabularyPastTheTokenMapOrAMapReplacedUnderItsDrafterIsAnError) {
   const std::vector<int32_t> map = token_map(60, 4);
   EXPECT_ERROR_CONTAINS(MtpDrafter::create(*mtp_model_, DraftVocab{61, map}),
                         "draft vocabulary of 61 tokens: expected 1 .. 60 (the token map's ids), or 0 for all of them");
-  ASSERT_TRUE(MtpDrafter::create(*mtp_model_, DraftVocab{0, map}).ok());
+  auto mapped = MtpDrafter::create(*mtp_model_, DraftVocab{0, map});
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
   EXPECT_EQ(mtp_model_->draft_vocab_size(), 60);
   ASSERT_TRUE(MtpDrafter::create(*mtp_model_).ok());  // a drafter without a map drops the gathered head
   EXPECT_EQ(mtp_model_->draft_vocab_size(), vocab());
+  // The first drafter's map no longer matches the head's logits: an error, not a read past the map.
+  HybridCache cache(mtp_model_->cache_geometry(), CacheCapacity{4, 1, 0}, backend_);
+  for (const Status& status : {(*mapped)->propose({}, cache), (*mapped)->computed({}, cache)})
+    EXPECT_NE(status.message().find("draft vocabulary changed under its drafter: 512 logits, 60 ids"), std::string::npos)
+        << status.message();
 }
 
 TEST_F(MtpEngine, DraftsAreTheHeadsOwnForTheCommittedPrefix) {
