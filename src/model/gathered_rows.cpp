@@ -30,7 +30,7 @@ Result<GatheredWeight> gather_rows(const TensorView& w, std::span<const int32_t>
   gathered.name = w.name + " (gathered rows)";
   gathered.nbytes = format.bytes(n, k);
   gathered.data = packed;
-  gathered.owned = true;
+  gathered.owned = true;  // not a file's pages: nothing may release them (weight_arena.h)
   std::vector<float> values(static_cast<size_t>(k));  // [k] one source row
   if (w.format == WeightFormatId::stored) {
     const uint64_t row_bytes = format.bytes(1, k);
@@ -50,7 +50,6 @@ Result<GatheredWeight> gather_rows(const TensorView& w, std::span<const int32_t>
     source.data = reinterpret_cast<const std::byte*>(staged.data());
     source.nbytes = static_cast<uint64_t>(n * k * 2);
     format.pack(source, 0, format.panels(n), packed);
-    gathered.name = format.packed_view(source, packed).name;
   } else {  // int8 panels: each row's q and fp16 scale bits as they are
     const int64_t groups = int8_groups(k);
     std::vector<int8_t> q(static_cast<size_t>(groups * kInt8ScaleGroup), 0);  // [groups · 32]
