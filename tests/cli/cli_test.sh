@@ -125,6 +125,8 @@ expect_ok generate_mtp_token_map_log 'draft head: 30 rows gathered from .*hot\.t
 printf '5\n6\n5\n' >"$work/dup.txt"
 expect_error generate_mtp_token_map_duplicate '--speculative-token-map: token map .*dup\.txt: token id 5 appears twice \(line 1 and line 3\)' \
   "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --speculative-token-map "$work/dup.txt"
+expect_error serve_mtp_token_map_duplicate '--speculative-token-map: token map .*dup\.txt: token id 5 appears twice' \
+  "$bin" serve --model "$work/flat" --port 0 --speculative-tokens 2 --speculative-token-map "$work/dup.txt"
 expect_error generate_mtp_token_map_longer '--draft-vocab 60 with --speculative-token-map .*: draft vocabulary of 60 tokens: expected 1 \.\. 50' \
   "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --speculative-token-map "$work/hot.txt" --draft-vocab 60
 expect_error generate_mtp_no_head '--speculative-tokens 2: speculative decoding drafts with the checkpoint.s MTP head, and this checkpoint has none \(no mtp\.\* tensors\)' \
