@@ -118,7 +118,7 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
   Qwen35StepModel step_model(*loaded.model, kv_dtype, engine_options_.speculative_tokens > 0);
-  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine.draft_vocab));  // outlives the engine
+  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine));  // outlives the engine
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   for (int32_t n : levels) {
     if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
@@ -141,7 +141,7 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> lengths, parse_int_list(options.prefix_cache, "--prefix-cache"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   Qwen35StepModel step_model(*loaded.model, default_kv_dtype(*loaded.model), engine_options_.speculative_tokens > 0);
-  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine.draft_vocab));  // outlives the engine
+  DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine));  // outlives the engine
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   constexpr int64_t kQuestion = 32;
   for (int32_t n : lengths) {
@@ -185,18 +185,24 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
   if (engine_options_.speculative_tokens < 1)
     return Status::error("--draft-acceptance needs --speculative-tokens K of at least 1, found 0");
+  DS_ASSIGN_OR_RETURN(const DraftVocab vocab, draft_vocab(options.engine, loaded.config.text.vocab_size));
+  // The head's logits: --draft-vocab N, or the token map's length (0: the whole vocabulary).
+  const int64_t draft_tokens = vocab.size > 0 || vocab.token_map.empty() ? vocab.size
+                                                                           : static_cast<int64_t>(vocab.token_map.size());
   Qwen35StepModel plain(*loaded.model, kv_dtype), with_head(*loaded.model, kv_dtype, /*with_mtp=*/true);
   constexpr int64_t kPrompt = 128;
   DS_ASSIGN_OR_RETURN(const std::vector<SpeculativeResult> results,
-                      run_speculative(plain, with_head, engine_options_, options.engine.draft_vocab, acceptances, kPrompt,
+                      run_speculative(plain, with_head, engine_options_, vocab, acceptances, kPrompt,
                                       options.decode_tokens, 17));
   const int64_t k = engine_options_.speculative_tokens;
-  const std::string head = options.engine.draft_vocab > 0 ? str_cat("_v", options.engine.draft_vocab) : "";
+  const char* kind = vocab.token_map.empty() ? "_v" : "_map";  // [0, N) or a token map's N
+  const std::string head = draft_tokens > 0 ? str_cat(kind, draft_tokens) : "";
   const SnapshotCost copy = measure_snapshot_cost(with_head.cache_geometry(), with_head.backend());
   for (const SpeculativeResult& r : results) {
     const double step = r.decode_step_s, ratio = r.spec_tokens_per_s / std::max(r.plain_tokens_per_s, 1e-9);
     emit(options.json, str_cat("spec_k", k, head, "_p", fixed(r.acceptance, 2)), r.spec_tokens_per_s, options, threads,
-         str_cat(", \"speculative_tokens\": ", k, ", \"draft_vocab\": ", options.engine.draft_vocab, ", \"adaptive\": ",
+         str_cat(", \"speculative_tokens\": ", k, ", \"draft_vocab\": ", draft_tokens, ", \"token_map\": ",
+                 vocab.token_map.empty() ? "false" : "true", ", \"adaptive\": ",
                  engine_options_.adaptive_drafts ? "true" : "false", ", \"draft_acceptance\": ", r.acceptance, ", \"plain_tokens_per_s\": ",
                  r.plain_tokens_per_s, ", \"ratio\": ", ratio, ", \"accepted_fraction\": ", r.accepted_fraction,
                  ", \"tokens_per_round\": ", r.tokens_per_round, ", \"rounds\": ", r.rounds, ", \"decode_step_s\": ", step,
@@ -205,7 +211,7 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
                  ", \"slot_copy_s\": ", copy.take_s, ", \"measured_verify_row\": ", r.measured_costs.verify_row,
                  ", \"measured_draft_step\": ", r.measured_costs.draft_step),
          str_cat("K=", k, engine_options_.adaptive_drafts ? " (adaptive)" : " (fixed)",
-                 options.engine.draft_vocab > 0 ? str_cat(" vocab ", options.engine.draft_vocab) : "", " P=",
+                 draft_tokens > 0 ? str_cat(vocab.token_map.empty() ? " vocab " : " token map ", draft_tokens) : "", " P=",
                  fixed(r.acceptance, 2), ": ", fixed(ratio, 2), "x plain (", fixed(r.plain_tokens_per_s, 2),
                  " tok/s); ", fixed(100 * r.accepted_fraction, 0), "% accepted, ", fixed(r.tokens_per_round, 2),
                  " tokens/round; verify of ", k + 1, " rows ", fixed(r.verify_s / step, 2), "x a decode step (",
@@ -217,9 +223,11 @@ Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int t
   }
   if (!options.json)
     std::printf("  speculative: the DeltaNet slot (%s) is copied before every verify and back on a rejection: %.2f ms "
-                "each; a %lld-token prompt, %lld tokens greedy per run\n",
+                "each; a %lld-token prompt, %lld tokens greedy per run; adaptive k started from %.3f per draft (the "
+                "head's weight bytes per step / a decode step's) and %.3f per verified row\n",
                 human_bytes(copy.bytes).c_str(), 1e3 * copy.take_s, static_cast<long long>(kPrompt),
-                static_cast<long long>(options.decode_tokens));
+                static_cast<long long>(options.decode_tokens), with_head.head_step_weight_share(),
+                engine_options_.draft_costs.verify_row);
   return {};
 }
 

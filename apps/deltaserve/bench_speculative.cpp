@@ -72,8 +72,10 @@ class TimedStepModel : public StepModel {
   }
   int64_t num_mtp_layers() const override { return inner_.num_mtp_layers(); }
   Status set_draft_vocab(int64_t n) override { return inner_.set_draft_vocab(n); }
+  Status set_draft_tokens(std::span<const int32_t> tokens) override { return inner_.set_draft_tokens(tokens); }
   int64_t draft_vocab_size() const override { return inner_.draft_vocab_size(); }
   double head_step_weight_share() override { return inner_.head_step_weight_share(); }
+  uint64_t draft_head_bytes() const override { return inner_.draft_head_bytes(); }
   int64_t hidden_size() const override { return inner_.hidden_size(); }
   std::span<const float> hidden_rows() const override { return inner_.hidden_rows(); }
   Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, HybridCache& cache, float* logits,
@@ -125,7 +127,7 @@ Result<Generation> generate(Engine& engine, const std::vector<int32_t>& prompt, 
 }  // namespace
 
 Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepModel& with_head, EngineOptions options,
-                                                       int64_t draft_vocab, const std::vector<double>& acceptances,
+                                                       const DraftVocab& draft_vocab, const std::vector<double>& acceptances,
                                                        int64_t prompt_tokens,
                                                        int64_t decode_tokens, uint64_t seed) {
   const int64_t k = options.speculative_tokens, vocab = plain.vocab_size();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/mtp_drafter.h"
 #include "engine/step_model.h"
 #include "util/status.h"
 
@@ -30,9 +31,10 @@ struct SpeculativeResult {
 
 // One request of `prompt_tokens` random tokens generating `decode_tokens` (greedy, EOS ignored) through
 // a plain engine over `plain` and a speculative one over `with_head` (made with the MTP head) with
-// `options`' k (and the head's `draft_vocab`), for each P of `acceptances`. Errors if speculative output differs from plain decoding's.
+// `options`' k (and the head's `draft_vocab`, with its token map if any), for each P of `acceptances`.
+// Errors if speculative output differs from plain decoding's.
 Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepModel& with_head, EngineOptions options,
-                                                       int64_t draft_vocab, const std::vector<double>& acceptances,
+                                                       const DraftVocab& draft_vocab, const std::vector<double>& acceptances,
                                                        int64_t prompt_tokens,
                                                        int64_t decode_tokens, uint64_t seed);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "io/token_map_file.h"
 #include "util/human.h"
 #include "util/log.h"
 
@@ -59,26 +60,52 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
                       "With --speculative-tokens K: the MTP head drafts among the first N tokens only — the N first of "
                       "the tokenizer's merge rank, the order in which byte-level BPE (Qwen's) numbers its tokens — so "
                       "each head step reads N rows of lm_head instead of the whole vocabulary (e.g. 32768); output "
-                      "unchanged. A multiple of the head weight's rows per panel (16 or 32); 0 = the whole vocabulary")
+                      "unchanged. A multiple of the head weight's rows per panel (16 or 32); 0 = the whole vocabulary. "
+                      "With --speculative-token-map: the first N ids of the map (any N up to its length)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
       ->capture_default_str();
+  command->add_option("--speculative-token-map", options.speculative_token_map,
+                      "With --speculative-tokens K: the MTP head drafts among the token ids this FILE lists, most "
+                      "frequent first (SGLang's hot-token map), the first N with --draft-vocab N, else all it lists; "
+                      "the head's rows are gathered from lm_head at start (N x hidden x the head's bytes per weight "
+                      "of extra memory); output unchanged. FILE: a .npy 1-D int32/int64 array, or text of ids "
+                      "separated by whitespace (a line may be \"id count\": the count is ignored; # comments)")
+      ->type_name("FILE");
   command->add_flag_callback(
       "--no-adaptive-drafts", [&options] { options.engine.adaptive_drafts = false; },
       "With --speculative-tokens K: verify K drafts every round, whatever the acceptance (default: adaptive k — each "
       "request drafts as many as its acceptance so far makes pay, down to none, retrying now and then)");
 }
 
-Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model, int64_t draft_vocab) {
+Result<DraftVocab> draft_vocab(const EngineCliOptions& cli, int64_t vocab) {
+  DraftVocab draft{cli.draft_vocab, {}};
+  if (cli.speculative_token_map.empty()) return draft;
+  auto map = read_token_map(cli.speculative_token_map, vocab);
+  if (!map.ok()) return map.status().with_context("--speculative-token-map");
+  draft.token_map = std::move(map).value();
+  return draft;
+}
+
+Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model,
+                                                        const EngineCliOptions& cli) {
   options.drafter = nullptr;
+  const bool mapped = !cli.speculative_token_map.empty();
   if (options.speculative_tokens == 0) {
-    if (draft_vocab > 0) return Status::error("--draft-vocab needs --speculative-tokens K of at least 1, found 0");
+    if (cli.draft_vocab > 0) return Status::error("--draft-vocab needs --speculative-tokens K of at least 1, found 0");
+    if (mapped) return Status::error("--speculative-token-map needs --speculative-tokens K of at least 1, found 0");
     return std::unique_ptr<MtpDrafter>();
   }
-  auto drafter = MtpDrafter::create(step_model, draft_vocab);
-  if (!drafter.ok())
-    return drafter.status().with_context(draft_vocab > 0 ? str_cat("--draft-vocab ", draft_vocab)
-                                                          : str_cat("--speculative-tokens ", options.speculative_tokens));
+  DS_ASSIGN_OR_RETURN(const DraftVocab vocab, draft_vocab(cli, step_model.vocab_size()));
+  auto drafter = MtpDrafter::create(step_model, vocab);
+  if (!drafter.ok()) {
+    std::string context = cli.draft_vocab > 0 ? str_cat("--draft-vocab ", cli.draft_vocab) : "";
+    if (mapped) context += str_cat(context.empty() ? "" : " with ", "--speculative-token-map ", cli.speculative_token_map);
+    return drafter.status().with_context(context.empty() ? str_cat("--speculative-tokens ", options.speculative_tokens) : context);
+  }
   use_head_costs(options, step_model);
+  if (mapped)
+    log::info("draft head: ", step_model.draft_vocab_size(), " rows gathered from ", cli.speculative_token_map, ", ",
+              human_bytes(step_model.draft_head_bytes()));
   options.drafter = drafter->get();
   return drafter;
 }

@@ -21,7 +21,8 @@ struct EngineCliOptions {
   std::string prefix_cache_dir;
   std::string prefix_cache_disk = "8GiB";
   bool no_prefix_cache = false;
-  int64_t draft_vocab = 0;  // --draft-vocab: the MTP head drafts among tokens [0, N); 0: all
+  int64_t draft_vocab = 0;  // --draft-vocab: the MTP head drafts among tokens [0, N) (or the map's first N); 0: all
+  std::string speculative_token_map;  // --speculative-token-map: token ids most frequent first (io/token_map_file.h)
   EngineOptions engine;
 };
 
@@ -29,8 +30,14 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options);
 // The checkpoint's MTP head as options.drafter when --speculative-tokens K > 0 (the step model made
 // with it); null when K is 0. An error naming the flag when the checkpoint has no head. The drafter
 // must outlive the engine.
-// --draft-vocab N restricts the head's drafts to tokens [0, N), which makes a draft cheaper.
-Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model, int64_t draft_vocab);
+// --draft-vocab N restricts the head's drafts to tokens [0, N), --speculative-token-map FILE to the ids
+// FILE lists (its first N with --draft-vocab N; the gathered head's size is logged); either makes a
+// draft cheaper.
+Result<std::unique_ptr<MtpDrafter>> speculative_drafter(EngineOptions& options, StepModel& step_model,
+                                                        const EngineCliOptions& cli);
+// The draft vocabulary --draft-vocab and --speculative-token-map ask for (the map read and checked
+// against `vocab` ids).
+Result<DraftVocab> draft_vocab(const EngineCliOptions& cli, int64_t vocab);
 // Adaptive k's starting cost of a draft: the step model's head bytes ÷ its decode bytes (after its draft
 // vocabulary is set); the engine then measures it.
 void use_head_costs(EngineOptions& options, StepModel& step_model);

@@ -102,7 +102,7 @@ int run_generate(GenerateOptions options) {
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return report_error(identified);
   Qwen35StepModel step_model(*loaded->model, *kv_dtype, engine_config->speculative_tokens > 0);
-  auto drafter = speculative_drafter(*engine_config, step_model, options.engine.draft_vocab);  // outlives the engine
+  auto drafter = speculative_drafter(*engine_config, step_model, options.engine);  // outlives the engine
   if (!drafter.ok()) return report_error(drafter.status());
   std::unique_ptr<VisionModel> vision;
   std::vector<PromptImage> images;

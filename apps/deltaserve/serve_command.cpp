@@ -249,7 +249,7 @@ int run_serve(ServeOptions options) {
   if (Status identified = identify_model(*engine_config, options.model_dir, *loaded, *backend); !identified.ok())
     return fail(identified);
   Qwen35StepModel step_model(*loaded->model, *kv_dtype, engine_config->speculative_tokens > 0);
-  auto drafter = speculative_drafter(*engine_config, step_model, options.engine.draft_vocab);  // outlives the engine
+  auto drafter = speculative_drafter(*engine_config, step_model, options.engine);  // outlives the engine
   if (!drafter.ok()) return fail(drafter.status());
   const std::unique_ptr<VisionModel> vision = load_vision_if_present(*loaded, options.model_dir, thread_count(options.run), model.vision_refusal);
   if (vision) step_model.attach_vision(*vision);

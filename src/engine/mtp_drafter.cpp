@@ -7,11 +7,12 @@
 namespace ds {
 namespace {
 
-int32_t argmax(const float* row, int64_t n) { return static_cast<int32_t>(std::max_element(row, row + n) - row); }
+// The head's logit index of the largest value (token_of maps it to a token).
+int64_t argmax(const float* row, int64_t n) { return std::max_element(row, row + n) - row; }
 
 }  // namespace
 
-Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(StepModel& model, int64_t draft_vocab) {
+Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(StepModel& model, const DraftVocab& vocab) {
   const int64_t layers = model.num_mtp_layers();
   if (layers == 0)
     return Status::error("speculative decoding drafts with the checkpoint's MTP head, and this checkpoint has none "
@@ -20,12 +21,32 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(StepModel& model, int64_t
   // KV that nothing wrote.
   if (layers != 1)
     return Status::errorf("the MTP drafter runs heads of one layer (as released); this checkpoint's has ", layers);
-  DS_TRY(model.set_draft_vocab(draft_vocab));
-  return std::unique_ptr<MtpDrafter>(new MtpDrafter(model));
+  std::unique_ptr<MtpDrafter> drafter(new MtpDrafter(model));
+  if (vocab.token_map.empty()) {
+    DS_TRY(model.set_draft_vocab(vocab.size));
+    return drafter;
+  }
+  const auto listed = static_cast<int64_t>(vocab.token_map.size());
+  if (vocab.size < 0 || vocab.size > listed)
+    return Status::errorf("draft vocabulary of ", vocab.size, " tokens: expected 1 .. ", listed,
+                          " (the token map's ids), or 0 for all of them");
+  const int64_t n = vocab.size > 0 ? vocab.size : listed;
+  drafter->token_map_.assign(vocab.token_map.begin(), vocab.token_map.begin() + n);
+  DS_TRY(model.set_draft_tokens(drafter->token_map_));
+  return drafter;
+}
+
+Status MtpDrafter::check_vocab(int64_t logits) const {
+  // Another drafter made on the same model since (a test, a bench) may have set another head.
+  if (!token_map_.empty() && logits != static_cast<int64_t>(token_map_.size()))
+    return Status::internal("the MTP head's draft vocabulary changed under its drafter: ", logits, " logits, ",
+                            token_map_.size(), " ids in the drafter's token map");
+  return {};
 }
 
 Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cache) {
   const int64_t H = model_.hidden_size(), V = model_.draft_vocab_size();  // logits columns: the draft vocabulary
+  DS_TRY(check_vocab(V));
   const std::span<const float> hidden = model_.hidden_rows();
   // Each sequence's rows join what it kept back; those that predict, or hold enough, go through now.
   std::vector<const ComputedRows*> now;
@@ -84,7 +105,7 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
   for (const ComputedRows* c : now) {
     if (!c->predicts) continue;
     Next& next = next_[c->id];
-    next.draft = argmax(logits_.data() + out * V, V);
+    next.draft = token_of(argmax(logits_.data() + out * V, V));
     next.hidden.assign(out_.begin() + out * H, out_.begin() + (out + 1) * H);
     ++out;
   }
@@ -93,6 +114,7 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
 
 Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache) {
   const int64_t H = model_.hidden_size(), V = model_.draft_vocab_size();  // logits columns: the draft vocabulary
+  DS_TRY(check_vocab(V));
   const size_t n = requests.size();
   chain_.resize(n * static_cast<size_t>(H));
   chain_positions_.resize(n * 3);
@@ -139,7 +161,7 @@ Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache)
     DS_TRY(model_.mtp_forward(batch, step, pair_.data(), cache, logits_.data(), out_.data()));
     for (int64_t j = 0; j < rows; ++j) {
       const size_t i = in[static_cast<size_t>(j)];
-      requests[i].drafts->push_back(argmax(logits_.data() + j * V, V));
+      requests[i].drafts->push_back(token_of(argmax(logits_.data() + j * V, V)));
       std::copy_n(out_.begin() + j * H, H, chain_.begin() + static_cast<int64_t>(i) * H);
     }
   }

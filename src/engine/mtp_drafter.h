@@ -3,9 +3,10 @@
 // computed and keeps, paired with the tokens that follow them (its KV stays in sync with what is
 // committed; the last row's prediction is the next round's first draft); when the step after verifies,
 // k − 1 chained head steps, each fed the previous step's hidden and draft. Both batched over requests.
-// Drafts are the head's argmax. Rows of a sequence that will not draft next are kept back, up to
-// kDeferredRows, and go through the head together later: one pass reads the head's weights once for
-// all of them, so a request decoding plainly (adaptive k) pays little for keeping the head in sync.
+// Drafts are the head's argmax (through the token map, with one). Rows of a sequence that will not
+// draft next are kept back, up to kDeferredRows, and go through the head together later: one pass
+// reads the head's weights once for all of them, so a request decoding plainly (adaptive k) pays
+// little for keeping the head in sync.
 #pragma once
 
 #include <functional>
@@ -18,13 +19,25 @@
 
 namespace ds {
 
+// The tokens the head drafts among (docs/mtp.md "Draft vocabulary"). Without a token map: tokens
+// [0, size) — the first of the tokenizer's merge rank, as byte-level BPE numbers its tokens — a view of
+// lm_head's leading rows (StepModel::set_draft_vocab); size 0: all. With one (--speculative-token-map,
+// ids most frequent first): its first `size` ids (0: all of them), the head's logit i standing for
+// token_map[i], over a head gathered from those rows (StepModel::set_draft_tokens).
+struct DraftVocab {
+  int64_t size = 0;
+  std::vector<int32_t> token_map;
+};
+
 class MtpDrafter : public Drafter {
  public:
   // Errors when the step model has no MTP head (a checkpoint without mtp.* tensors, or a step model
-  // made without it), or a head of other than one layer (every released checkpoint has one).
-  // draft_vocab > 0: the head drafts among tokens [0, draft_vocab) only (StepModel::set_draft_vocab):
-  // the first of the tokenizer's merge rank, as byte-level BPE numbers its tokens.
-  static Result<std::unique_ptr<MtpDrafter>> create(StepModel& model, int64_t draft_vocab = 0);
+  // made without it), or a head of other than one layer (every released checkpoint has one), and for
+  // a vocabulary the head cannot take (a size past the token map's, or see set_draft_vocab).
+  static Result<std::unique_ptr<MtpDrafter>> create(StepModel& model, const DraftVocab& vocab);
+  static Result<std::unique_ptr<MtpDrafter>> create(StepModel& model, int64_t draft_vocab = 0) {
+    return create(model, DraftVocab{draft_vocab, {}});
+  }
 
   bool reads_hidden() const override { return true; }
   Status computed(std::span<const ComputedRows> rows, HybridCache& cache) override;
@@ -41,6 +54,14 @@ class MtpDrafter : public Drafter {
 
  private:
   explicit MtpDrafter(StepModel& model) : model_(model) {}
+
+  // An internal error when the model's head no longer has the token map's logits (token_of would read
+  // past the map).
+  Status check_vocab(int64_t logits) const;
+  // The token of the head's logit `index`: the token map's entry, or the index itself without a map.
+  int32_t token_of(int64_t index) const {
+    return token_map_.empty() ? static_cast<int32_t>(index) : token_map_[static_cast<size_t>(index)];
+  }
 
   // The head's prediction after a sequence's last computed row: its argmax (the first draft) and its
   // hidden after mtp.norm [H] (the first chained step's input).
@@ -61,6 +82,7 @@ class MtpDrafter : public Drafter {
   };
 
   StepModel& model_;
+  std::vector<int32_t> token_map_;  // [draft vocabulary] the token of each head logit; empty: the index
   std::unordered_map<uint64_t, Next> next_;
   std::unordered_map<uint64_t, Deferred> deferred_;
   std::vector<float> pair_;      // [rows, H] the pass's or step's pair_hidden input

@@ -47,8 +47,10 @@ class Qwen35StepModel : public StepModel {
   }
   int64_t num_mtp_layers() const override { return with_mtp_ ? model_.num_mtp_layers() : 0; }
   Status set_draft_vocab(int64_t n) override { return model_.set_mtp_vocab(n); }
+  Status set_draft_tokens(std::span<const int32_t> tokens) override { return model_.set_mtp_tokens(tokens); }
   int64_t draft_vocab_size() const override { return model_.mtp_vocab(); }
   double head_step_weight_share() override { return model_.mtp_step_weight_share(); }
+  uint64_t draft_head_bytes() const override { return model_.mtp_head_bytes(); }
   int64_t hidden_size() const override { return model_.config().hidden_size; }
   std::span<const float> hidden_rows() const override {
     return std::span<const float>(hidden_).first(static_cast<size_t>(hidden_count_ * model_.config().hidden_size));

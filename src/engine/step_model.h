@@ -57,11 +57,18 @@ class StepModel {
     (void)n;
     return Status::error("this model has no MTP head");
   }
+  // The head's draft vocabulary in a token map's order (Qwen35Model::set_mtp_tokens): its logit i is
+  // token tokens[i]; the head gathers its own weight of those rows (draft_head_bytes()).
+  virtual Status set_draft_tokens(std::span<const int32_t> tokens) {
+    (void)tokens;
+    return Status::error("this model has no MTP head");
+  }
   virtual int64_t draft_vocab_size() const { return vocab_size(); }
   // The weight bytes one head step reads (its layer and its lm_head rows) ÷ those of one decode step:
   // what a draft costs in decode steps where both only stream their weights — adaptive k's starting
   // point before the engine measures it (draft_cost_meter.h). 0: no head.
   virtual double head_step_weight_share() { return 0; }
+  virtual uint64_t draft_head_bytes() const { return 0; }  // a gathered head's own bytes; 0: none
   virtual int64_t hidden_size() const { return 0; }
   virtual std::span<const float> hidden_rows() const { return {}; }
   virtual Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, HybridCache& cache,

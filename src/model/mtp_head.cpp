@@ -6,6 +6,7 @@
 #include "model/qwen35_model.h"
 
 #include "kernels/formats/weight_format.h"
+#include "model/gathered_rows.h"
 
 namespace ds {
 
@@ -43,6 +44,7 @@ Status Qwen35Model::set_mtp_vocab(int64_t n) {
   const int64_t vocab = head.shape.at(0);
   if (n == 0 || n == vocab) {
     mtp_head_ = TensorView{};
+    mtp_head_memory_.reset();
     return {};
   }
   if (n < 0 || n > vocab) return Status::errorf("draft vocabulary of ", n, " tokens: expected 1 .. ", vocab, " (the vocabulary)");
@@ -56,8 +58,16 @@ Status Qwen35Model::set_mtp_vocab(int64_t n) {
     return Status::errorf("draft vocabulary of ", n, " tokens: expected a multiple of ", format.panel_rows(),
                           " (the head's ", format.name(), " rows per panel)");
   mtp_head_ = head;
+  mtp_head_memory_.reset();
   mtp_head_.shape = {n, head.shape.at(1)};
   mtp_head_.nbytes = format.bytes(n, head.shape.at(1));
+  return {};
+}
+
+Status Qwen35Model::set_mtp_tokens(std::span<const int32_t> tokens) {
+  DS_ASSIGN_OR_RETURN(GatheredWeight gathered, gather_rows(weights_.lm_head, tokens));
+  mtp_head_ = gathered.view;
+  mtp_head_memory_ = std::move(gathered.memory);
   return {};
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "cache/deltanet_state_slots.h"
@@ -14,6 +16,7 @@
 #include "model/forward_batch.h"
 #include "model/qwen35_weights.h"
 #include "model/rope_angles.h"
+#include "model/weight_arena.h"
 #include "model/workspace.h"
 #include "util/status.h"
 
@@ -67,10 +70,18 @@ class Qwen35Model {
   // rows, or a head format whose leading rows are not a weight of their own (only row-major, bf16 and
   // int8 panels are).
   Status set_mtp_vocab(int64_t n);
+  // A draft vocabulary in a token map's order (--speculative-token-map): mtp_forward's logit i is token
+  // tokens[i]. The head reads its own weight of those lm_head rows, gathered here in lm_head's format
+  // (model/gathered_rows.h: memory on top of lm_head's, mtp_head_bytes()); any count of tokens, no
+  // panel multiple. Errors: no tokens, an id outside [0, vocab), a head format without gathering.
+  // set_mtp_vocab drops the gathered head.
+  Status set_mtp_tokens(std::span<const int32_t> tokens);
   int64_t mtp_vocab() const { return mtp_head_.shape.empty() ? config_.vocab_size : mtp_head_.shape[0]; }
   // Weight bytes of one MTP step (fc, its layer, its lm_head rows) ÷ those of one decode step (every
   // layer's matmuls and lm_head); 0 without a head.
   double mtp_step_weight_share();
+  // The bytes the MTP head's own gathered weight takes (0: it reads lm_head, or its leading rows).
+  uint64_t mtp_head_bytes() const { return mtp_head_memory_ ? mtp_head_.nbytes : 0; }
 
   // Rolls a sequence's DeltaNet state to the end of the first `rows` rows of a recorded decode call
   // (SequenceInput::record). The caller has put the state from before that call back into `slot`;
@@ -112,6 +123,7 @@ class Qwen35Model {
   RopeTable rope_;
   std::vector<int64_t> cache_index_;  // layer -> index among its kind (kv layer or state layer)
   TensorView mtp_head_;               // the MTP head's lm_head rows (set_mtp_vocab); empty: all of lm_head
+  std::shared_ptr<WeightArena> mtp_head_memory_;  // mtp_head_'s bytes when gathered (set_mtp_tokens)
 };
 
 }  // namespace ds

@@ -116,6 +116,19 @@ expect_error generate_mtp_draft_vocab_grid '--draft-vocab 100: draft vocabulary 
   "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --draft-vocab 100
 expect_error generate_draft_vocab_alone '--draft-vocab needs --speculative-tokens K of at least 1' \
   "$bin" generate --model "$work/flat" --tokens 1 --draft-vocab 32768
+# A token map (ids most frequent first, "id count" lines): its 50 ids, a gathered head; output unchanged.
+{ echo "# hot tokens"; for i in $(seq 0 49); do echo "$((i * 611 + 7)) $((1000 - i))"; done; } >"$work/hot.txt"
+spec=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --ids --ignore-eos --temperature 1 --seed 3 -q --speculative-tokens 2 --speculative-token-map "$work/hot.txt" 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_mtp_token_map: --speculative-token-map gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+expect_ok generate_mtp_token_map_log 'draft head: 30 rows gathered from .*hot\.txt, ' \
+  "$bin" generate --model "$work/flat" --tokens 9 --max-tokens 2 --speculative-tokens 2 --speculative-token-map "$work/hot.txt" --draft-vocab 30
+printf '5\n6\n5\n' >"$work/dup.txt"
+expect_error generate_mtp_token_map_duplicate '--speculative-token-map: token map .*dup\.txt: token id 5 appears twice \(line 1 and line 3\)' \
+  "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --speculative-token-map "$work/dup.txt"
+expect_error serve_mtp_token_map_duplicate '--speculative-token-map: token map .*dup\.txt: token id 5 appears twice' \
+  "$bin" serve --model "$work/flat" --port 0 --speculative-tokens 2 --speculative-token-map "$work/dup.txt"
+expect_error generate_mtp_token_map_longer '--draft-vocab 60 with --speculative-token-map .*: draft vocabulary of 60 tokens: expected 1 \.\. 50' \
+  "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --speculative-token-map "$work/hot.txt" --draft-vocab 60
 expect_error generate_mtp_no_head '--speculative-tokens 2: speculative decoding drafts with the checkpoint.s MTP head, and this checkpoint has none \(no mtp\.\* tensors\)' \
   "$bin" generate --model "$work/tiny" --tokens 1 --speculative-tokens 2
 expect_usage_error generate_mtp_range 'generate: --speculative-tokens: Value 17 not in range 0 to 16' "$bin" generate --model x --tokens 1 --speculative-tokens 17

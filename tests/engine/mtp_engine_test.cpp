@@ -3,6 +3,8 @@
 // in a batch of different prompt lengths, stops inside accepted runs, prefix-cache hits), and the
 // drafts it proposes are the head's own for the committed prefix — the teacher-forced pass over every
 // committed pair, then the chain — whatever the history of accepts and rejects (so its KV is in sync).
+// With a token map (--speculative-token-map) the drafts are the map's ids — the head's argmax over
+// the gathered rows, mapped — and output is still plain decoding's.
 // Random weights accept almost nothing, so a head whose drafts are replaced by the true continuation
 // after it ran (forced acceptance) exercises accepted runs through the same path.
 #include <gtest/gtest.h>
@@ -76,6 +78,15 @@ class MtpEngine : public ::testing::Test {
     mtp_model_ = std::make_unique<Qwen35StepModel>(*loaded_.model, default_kv_dtype(*loaded_.model), /*with_mtp=*/true);
   }
   int64_t vocab() const { return loaded_.config.text.vocab_size; }
+  // n distinct ids of the vocabulary in a random order (a token map, most frequent first).
+  std::vector<int32_t> token_map(int64_t n, uint64_t seed) const {
+    std::vector<int32_t> ids(static_cast<size_t>(vocab()));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    Xoshiro256 rng(seed);
+    for (size_t i = ids.size() - 1; i > 0; --i) std::swap(ids[i], ids[rng.next() % (i + 1)]);
+    ids.resize(static_cast<size_t>(n));
+    return ids;
+  }
 
   struct Outcome {
     std::vector<std::vector<int32_t>> outputs;
@@ -268,6 +279,60 @@ TEST_F(MtpEngine, PrefixCacheHitsStayExact) {
   }
 }
 
+TEST_F(MtpEngine, WithATokenMapOutputIsPlainDecodingsAndDraftsAreTheMapsIds) {
+  std::vector<std::vector<int32_t>> prompts;
+  for (int64_t length : {1, 30, 65}) prompts.push_back(test::random_tokens(length, vocab(), 600 + static_cast<uint64_t>(length)));
+  SamplingParams p;
+  p.max_tokens = 16;
+  p.ignore_eos = true;
+  const std::vector<SamplingParams> params(prompts.size(), p);
+  const Outcome plain = run(prompts, params, 0, nullptr, true);
+  const std::vector<int32_t> map = token_map(50, 9);  // not a multiple of the head's panel rows
+  for (int64_t n : {0, 20})  // the whole map, its first 20
+  for (Force how : {Force::none, Force::mix})
+  for (int64_t k = 1; k <= 3; ++k) {
+    SCOPED_TRACE(testing::Message() << "the map's first " << (n > 0 ? n : 50) << ", force " << static_cast<int>(how)
+                                    << ", k = " << k);
+    auto made = MtpDrafter::create(*mtp_model_, DraftVocab{n, map});
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    auto head = std::move(made).value();
+    EXPECT_EQ(mtp_model_->draft_vocab_size(), n > 0 ? n : 50);
+    force(*head, how, test::continued(prompts, plain.outputs), vocab());
+    const std::vector<int32_t> allowed(map.begin(), map.begin() + (n > 0 ? n : 50));
+    int64_t drafts = 0;
+    auto forced = head->replace_drafts;
+    head->replace_drafts = [&](DraftRequest& r) {  // the head's own drafts, before any forcing
+      for (int32_t d : *r.drafts) {
+        EXPECT_NE(std::find(allowed.begin(), allowed.end(), d), allowed.end()) << "draft " << d << " is not in the map";
+        ++drafts;
+      }
+      if (forced) forced(r);
+    };
+    const Outcome spec = run(prompts, params, k, head.get(), true, {}, 0, /*adaptive=*/false);
+    EXPECT_EQ(spec.outputs, plain.outputs);
+    EXPECT_GT(drafts, 10);
+    if (how == Force::mix) {
+      EXPECT_GT(spec.counters.spec_accepted_tokens, 0);
+    }
+  }
+}
+
+TEST_F(MtpEngine, ADraftVocabularyPastTheTokenMapOrAMapReplacedUnderItsDrafterIsAnError) {
+  const std::vector<int32_t> map = token_map(60, 4);
+  EXPECT_ERROR_CONTAINS(MtpDrafter::create(*mtp_model_, DraftVocab{61, map}),
+                        "draft vocabulary of 61 tokens: expected 1 .. 60 (the token map's ids), or 0 for all of them");
+  auto mapped = MtpDrafter::create(*mtp_model_, DraftVocab{0, map});
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+  EXPECT_EQ(mtp_model_->draft_vocab_size(), 60);
+  ASSERT_TRUE(MtpDrafter::create(*mtp_model_).ok());  // a drafter without a map drops the gathered head
+  EXPECT_EQ(mtp_model_->draft_vocab_size(), vocab());
+  // The first drafter's map no longer matches the head's logits: an error, not a read past the map.
+  HybridCache cache(mtp_model_->cache_geometry(), CacheCapacity{4, 1, 0}, backend_);
+  for (const Status& status : {(*mapped)->propose({}, cache), (*mapped)->computed({}, cache)})
+    EXPECT_NE(status.message().find("draft vocabulary changed under its drafter: 512 logits, 60 ids"), std::string::npos)
+        << status.message();
+}
+
 TEST_F(MtpEngine, DraftsAreTheHeadsOwnForTheCommittedPrefix) {
   // Three prompts batched, k = 3, accepted runs of every length (forced 60% per position): every
   // proposal, before it is replaced, must equal a fresh teacher-forced head over the committed prefix
@@ -284,15 +349,17 @@ TEST_F(MtpEngine, DraftsAreTheHeadsOwnForTheCommittedPrefix) {
   constexpr int64_t k = 3;
   struct Variant {
     Force how;
-    int64_t draft_vocab;  // 0: the whole vocabulary
+    int64_t draft_vocab;  // 0: the whole vocabulary (or token map)
+    std::vector<int32_t> map;  // the head's logit i is map[i]; empty: i
     const char* what;
   };
-  for (const Variant& variant : {Variant{Force::mix, 0, "60% right"},
-                                 Variant{Force::late, 0, "wrong, then right (rows kept back while decoding plainly)"},
-                                 Variant{Force::mix, 64, "60% right, a draft vocabulary of 64 tokens"}}) {
+  for (const Variant& variant : {Variant{Force::mix, 0, {}, "60% right"},
+                                 Variant{Force::late, 0, {}, "wrong, then right (rows kept back while decoding plainly)"},
+                                 Variant{Force::mix, 64, {}, "60% right, a draft vocabulary of 64 tokens"},
+                                 Variant{Force::mix, 45, token_map(60, 3), "60% right, a token map's first 45 ids"}}) {
   SCOPED_TRACE(variant.what);
   const Force how = variant.how;
-  auto made = MtpDrafter::create(*mtp_model_, variant.draft_vocab);
+  auto made = MtpDrafter::create(*mtp_model_, DraftVocab{variant.draft_vocab, variant.map});
   ASSERT_TRUE(made.ok()) << made.status().message();
   auto head = std::move(made).value();
   force(*head, how, test::continued(prompts, plain.outputs), vocab());
@@ -315,9 +382,11 @@ TEST_F(MtpEngine, DraftsAreTheHeadsOwnForTheCommittedPrefix) {
   for (const Proposal& proposal : proposals) {
     const auto total = static_cast<int64_t>(proposal.tokens.size());
     ASSERT_FALSE(proposal.drafts.empty());
-    if (variant.draft_vocab > 0) {
+    if (variant.draft_vocab > 0 && variant.map.empty()) {
       for (int32_t d : proposal.drafts) EXPECT_LT(d, variant.draft_vocab);
     }
+    // The head's logits are the draft vocabulary's: index i is the token map's i-th id.
+    const auto token = [&](int32_t index) { return variant.map.empty() ? index : variant.map[static_cast<size_t>(index)]; };
     int64_t prompt_len = 0;
     for (const auto& prompt : prompts)
       if (prompt.size() <= proposal.tokens.size() && std::equal(prompt.begin(), prompt.end(), proposal.tokens.begin()))
@@ -334,13 +403,14 @@ TEST_F(MtpEngine, DraftsAreTheHeadsOwnForTheCommittedPrefix) {
     ASSERT_EQ(static_cast<int64_t>(hidden.size()), (total - 1) * H);
     std::vector<float> logits, g;
     ASSERT_TRUE(runner.mtp(hidden, tokens.subspan(1), 0, 0, LogitsRows::last, logits, g).ok());
-    std::vector<int32_t> expected = {argmax(logits)};
+    ASSERT_EQ(static_cast<int64_t>(logits.size()), mtp_model_->draft_vocab_size());
+    std::vector<int32_t> expected = {token(argmax(logits))};
     while (static_cast<int64_t>(expected.size()) < static_cast<int64_t>(proposal.drafts.size())) {
       const std::vector<float> prev = g;
       const int32_t last = expected.back();
       const auto step = static_cast<int64_t>(expected.size());
       ASSERT_TRUE(runner.mtp(prev, std::span(&last, 1), total - 2 + step, step, LogitsRows::last, logits, g).ok());
-      expected.push_back(argmax(logits));
+      expected.push_back(token(argmax(logits)));
     }
     EXPECT_EQ(proposal.drafts, expected) << "after " << total << " tokens (prompt " << prompt_len << ")";
   }
