@@ -2,20 +2,27 @@
 // llama.cpp's own convert_hf_to_gguf.py made of tests/fixtures/mtp/mtp_b_bf16_untied with its head
 // (tools/reference/make_gguf_mtp_fixtures.py). The head's tensors read back are the safetensors
 // checkpoint's, bit for bit; its MTP logits and hidden are the safetensors model's bit for bit and the
-// PyTorch reference's within the fixture's tolerance; a missing or broken nextn tensor is named.
+// PyTorch reference's within the fixture's tolerance; a missing or broken nextn tensor is named. And a
+// random model with a head written by our writer in every file type: BF16 / F32 give the safetensors
+// model's MTP logits bit for bit, the quantised types bind the head's matmuls in their block formats.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "hf_reference.h"
 #include "io/safetensors_checkpoint.h"
+#include "kernels/ref/ref_backend.h"
 #include "kernels/weight_access.h"
+#include "micro_checkpoint.h"
 #include "model/gguf_checkpoint.h"
 #include "model/gguf_export.h"
 #include "model/model_loader.h"
 #include "model/qwen35_weights.h"
+#include "model/random_checkpoint.h"
 #include "model/sequence_runner.h"
 #include "model_logits.h"
 #include "test_util.h"
@@ -185,6 +192,78 @@ TEST(GgufMtp, BrokenNextnTensorsAreNamed) {
     bytes[at] = '4';
     const auto status = open_changed(tmp, bytes);
     EXPECT_ERROR_CONTAINS(status, "missing tensor \"blk.3.attn_q.weight\" (the MTP head's mtp.layers.0.self_attn.q_proj.weight");
+  }
+}
+
+// --- random models with a head: our writer, every file type ---
+
+// Teacher-forced MTP logits [n − 1, V] over a prompt of n tokens.
+std::vector<float> mtp_logits(Qwen35Model& model, const std::vector<int32_t>& prompt) {
+  const auto n = static_cast<int64_t>(prompt.size());
+  const int64_t H = model.config().hidden_size;
+  SequenceRunner runner(model, n, n, default_kv_dtype(model), kKvBlockSize, /*with_mtp=*/true);
+  std::vector<float> none, hidden, logits, g;
+  EXPECT_TRUE(runner.feed(prompt, LogitsRows::none, none, LogitsRows::all, hidden).ok());
+  EXPECT_TRUE(runner.mtp(std::span(hidden).first(static_cast<size_t>((n - 1) * H)), std::span(prompt).subspan(1), 0, 0,
+                         LogitsRows::all, logits, g).ok());
+  return logits;
+}
+
+TEST(GgufMtp, RandomHeadInEveryFileType) {
+  test::TempDir tmp;
+  const test::MicroOptions micro{.tied = false, .block_sized = true};
+  // The GGUF fixtures' tokenizer (vocabulary 512, as the micro models'), as gguf_export_test.cpp takes it.
+  const fs::path hf_tokenizer = fs::path(DS_FIXTURES_DIR) / "gguf" / "hf_tokenizer";
+  const std::string tokenizer_config = test::read_file((hf_tokenizer / "tokenizer_config.json").string());
+  const TokenizerAssets assets{test::read_file((hf_tokenizer / "tokenizer.json").string()), tokenizer_config,
+                               nlohmann::json::parse(tokenizer_config)["chat_template"].get<std::string>()};
+  const std::vector<int32_t> prompt = test::random_tokens(19, 500, 3);
+  RefBackend ref;
+  std::map<DType, LoadedModel> originals;
+  for (DType dtype : {DType::BF16, DType::F32}) {
+    RandomCheckpointOptions options;
+    options.seed = 7;
+    options.with_mtp = true;
+    options.dtype = dtype;
+    options.out_dir = tmp / std::string(dtype_name(dtype));
+    ASSERT_TRUE(write_random_checkpoint(test::micro_config_json(micro), options, assets).ok());
+    auto loaded = load_model(options.out_dir, ref, ComputeMode::f32);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    ASSERT_TRUE(loaded->model->has_mtp());
+    originals.emplace(dtype, std::move(loaded).value());
+  }
+  const std::vector<float> bf16_logits = mtp_logits(*originals.at(DType::BF16).model, prompt);
+  const int64_t V = originals.at(DType::BF16).config.text.vocab_size;
+  for (GgufFileType type : {GgufFileType::bf16, GgufFileType::f32, GgufFileType::f16, GgufFileType::q8_0, GgufFileType::q6_k,
+                            GgufFileType::q5_k_m, GgufFileType::q4_k_m}) {
+    SCOPED_TRACE(gguf_file_type_name(type));
+    const DType dtype = type == GgufFileType::f32 ? DType::F32 : DType::BF16;
+    RandomCheckpointOptions options;
+    options.seed = 7;
+    options.with_mtp = true;
+    options.dtype = dtype;
+    const std::string path = tmp / (std::string(gguf_file_type_name(type)) + ".gguf");
+    const Status written = write_random_gguf(test::micro_config_json(micro), options, path, type, assets);
+    ASSERT_TRUE(written.ok()) << written.message();
+    auto gguf = load_model(path, ref, ComputeMode::f32);
+    ASSERT_TRUE(gguf.ok()) << gguf.status().message();
+    ASSERT_TRUE(gguf->model->has_mtp());
+    const TensorView& fc = gguf->model->weights().mtp->fc;
+    const std::vector<float> got = mtp_logits(*gguf->model, prompt);
+    if (type == GgufFileType::bf16 || type == GgufFileType::f32) {
+      EXPECT_EQ(got, mtp_logits(*originals.at(dtype).model, prompt)) << "the safetensors model's MTP logits";
+      EXPECT_EQ(fc.format, WeightFormatId::stored);
+    } else if (type == GgufFileType::f16) {
+      EXPECT_LE(test::worst_error(got, bf16_logits, V), 1e-3);
+    } else {
+      // The head's matmuls stay in the file's blocks (the format seam; repacked into the block type's
+      // panels), and the MTP logits within the quantisation's error. Measured: Q8_0 0.048, Q6_K 0.127,
+      // Q5_K_M 0.207, Q4_K_M 0.222 (random micro logits are small: RandomGguf says the same of the model's).
+      EXPECT_NE(fc.format, WeightFormatId::stored);
+      const double error = test::worst_error(got, bf16_logits, V);
+      std::cout << gguf_file_type_name(type) << ": MTP logits error " << error << ", mtp.fc format " << static_cast<int>(fc.format) << "\n";
+      EXPECT_LE(error, type == GgufFileType::q8_0 ? 0.1 : 0.5);
+    }
   }
 }
 
