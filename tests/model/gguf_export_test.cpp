@@ -279,11 +279,7 @@ TEST(RandomGguf, RefusesWhatItCannotWrite) {
   test::TempDir tmp;
   const auto config = test::micro_config_json({.block_sized = true});
   RandomCheckpointOptions options = random_options(true);
-  options.with_mtp = true;
-  Status status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets());
-  EXPECT_NE(status.message().find("--with-mtp"), std::string::npos) << status.message();
-  options.with_mtp = false;
-  status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, test::micro_assets());
+  Status status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, test::micro_assets());
   EXPECT_NE(status.message().find("a GGUF needs a BPE tokenizer"), std::string::npos) << status.message();
   ASSERT_TRUE(write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets()).ok());
   status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets());
