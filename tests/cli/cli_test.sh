@@ -136,6 +136,7 @@ expect_error make_gguf_existing 'tiny-q4\.gguf already exists \(use --force' "$b
 # gives plain decoding's output; the file without it refuses --speculative-tokens.
 expect_ok make_gguf_mtp 'wrote .*tiny-mtp\.gguf' "$bin" make-checkpoint --shape tiny --out "$work/tiny-mtp.gguf" --gguf-type q4_k_m --with-mtp --seed 3
 expect_ok inspect_gguf_nextn 'blk\.4\.nextn\.eh_proj\.weight +Q4_K' "$bin" inspect --model "$work/tiny-mtp.gguf"
+expect_ok inspect_gguf_head 'MTP head of 1 layer\(s\) \(nextn blocks from 4\)' "$bin" inspect --model "$work/tiny-mtp.gguf"
 plain=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q 2>&1)
 spec=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q --speculative-tokens 2 2>&1)
 if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_gguf_mtp: --speculative-tokens 2 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
