@@ -79,10 +79,7 @@ std::string block_fp8_summary(const Checkpoint& checkpoint, const QuantizationCo
 
 // "1 layer (fc [64, 128], gated attention, MLP; embedding and head shared with the model): 15 tensors,
 // 58.4K parameters, 114 KiB".
-std::string mtp_summary(const Qwen35Weights& weights, const BindReport& report, const ModelSummary& summary,
-                        const TextConfig& c) {
-  if (!report.skipped_mtp.empty())
-    return str_cat(report.skipped_mtp.size(), " tensors of the GGUF's nextn layers, skipped (not mapped to the head yet)");
+std::string mtp_summary(const Qwen35Weights& weights, const ModelSummary& summary, const TextConfig& c) {
   const auto part = summary.parts.find(WeightPart::mtp);
   if (!weights.mtp || part == summary.parts.end())
     return str_cat("no mtp.* tensors (config: ", c.mtp_num_hidden_layers, " layer(s)): MTP unavailable");
@@ -148,7 +145,7 @@ int run_inspect(const InspectOptions& options) {
   } else {
     print_row("vision", report.skipped_vision.empty() ? "none" : str_cat(report.skipped_vision.size(), " tensors without a vision_config, skipped"));
   }
-  print_row("mtp", mtp_summary(*weights, report, summary, c));
+  print_row("mtp", mtp_summary(*weights, summary, c));
   print_row("dtypes", str_cat(dtype_totals(*checkpoint), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
   if (m.quantization) print_row("quantization", block_fp8_summary(*checkpoint, *m.quantization));
   const CheckpointFiles& f = *files;

@@ -45,8 +45,10 @@ std::string model_text(const std::string& path) {
   return str_cat("loads (", checkpoint->files().size(), " file(s)): ", c.num_hidden_layers, " layers (",
                  c.num_layers_of(LayerType::linear_attention), " Gated DeltaNet + ", c.num_layers_of(LayerType::full_attention),
                  " gated attention), hidden ", c.hidden_size, ", vocab ", c.vocab_size,
-                 checkpoint->config().tie_word_embeddings ? ", tied head" : "", "; ", checkpoint->tensors().size(),
-                 " tensors under HF names");
+                 checkpoint->config().tie_word_embeddings ? ", tied head" : "",
+                 weights->mtp ? str_cat(", MTP head of ", weights->mtp->layers.size(), " layer(s) (nextn blocks from ", c.num_hidden_layers, ")")
+                              : "",
+                 "; ", checkpoint->tensors().size(), " tensors under HF names");
 }
 
 }  // namespace

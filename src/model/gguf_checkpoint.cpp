@@ -11,6 +11,7 @@
 #include "model/gguf_config.h"
 #include "model/gguf_tensor_map.h"
 #include "model/weight_arena.h"
+#include "model/weight_spec.h"
 #include "util/float16.h"
 #include "util/str_cat.h"
 
@@ -106,7 +107,26 @@ Result<GgufCheckpoint> GgufCheckpoint::open(const std::string& path) {
   DS_ASSIGN_OR_RETURN(checkpoint.config_, gguf_model_config(files, label));
   for (const auto& part : files.parts()) checkpoint.file_names_.push_back(part->name);
   for (const GgufSetTensor& tensor : files.tensors()) DS_TRY(checkpoint.add(tensor).with_context(label));
+  DS_TRY(checkpoint.check_mtp_head().with_context(label));
   return checkpoint;
+}
+
+// Binding would name a missing head tensor by its HF name only; the file's reader needs the GGUF one.
+Status GgufCheckpoint::check_mtp_head() const {
+  const TextConfig& c = config_.text;
+  if (c.mtp_num_hidden_layers == 0) return {};
+  WeightTableOptions options;
+  options.text_prefix = kGgufTextPrefix;
+  options.mtp = true;
+  for (const WeightSpec& spec : qwen35_weight_table(config_, options)) {
+    if (spec.part != WeightPart::mtp || contains(spec.name)) continue;
+    const std::optional<GgufTensorName> gguf = hf_to_gguf_name(spec.name, kGgufTextPrefix, c.num_hidden_layers);
+    return Status::errorf("missing tensor \"", gguf ? gguf->gguf : "?", "\" (the MTP head's ", spec.name, ", ggml shape ",
+                          shape_to_string(std::vector<int64_t>(spec.shape.rbegin(), spec.shape.rend())), "): qwen35.nextn_predict_layers is ",
+                          c.mtp_num_hidden_layers, ", so blocks ", c.num_hidden_layers, "..", c.num_hidden_layers + c.mtp_num_hidden_layers - 1,
+                          " must hold the whole head");
+  }
+  return {};
 }
 
 Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
@@ -120,17 +140,12 @@ Status GgufCheckpoint::add(const GgufSetTensor& tensor) {
   const std::optional<GgufTensorName> mapped = gguf_to_hf_name(info.name, c.num_hidden_layers, kGgufTextPrefix);
   if (!mapped)
     return Status::errorf("unexpected tensor \"", info.name, "\" (no part of a ", c.num_hidden_layers,
-                          "-layer qwen35 model is stored under this name)");
+                          "-layer qwen35 model or of its MTP head is stored under this name)");
   TensorView view;
   view.name = mapped->hf;
   view.shape.assign(info.shape.rbegin(), info.shape.rend());  // ggml order is innermost first
   view.data = tensor.data();
   view.nbytes = info.bytes;
-  if (mapped->mtp) {  // skipped by binding, whatever its type
-    view.dtype = DType::U8;
-    tensors_[view.name] = view;
-    return {};
-  }
   const std::optional<DType> dtype = stored_dtype(info.type.id);
   const std::optional<WeightFormatId> blocks = block_format(info.type.id);
   if (!dtype && !blocks)

@@ -24,7 +24,11 @@
 // blocks (kernels/formats/) where the model reads whole rows — matmul weights and the embedding table
 // (its rows dequantised as they are gathered) — and expanded to F32 (exactly) anywhere else (a norm
 // or the conv in a block type). Every other ggml type is refused, naming the tensor and the type.
-// MTP layers (blk.N for N ≥ the model's layers) are named mtp.<gguf name>, so binding skips them.
+// The MTP head: llama.cpp's nextn blocks (blk.N for N ≥ the model's layers, qwen35.nextn_predict_layers
+// of them) read back as the HF head mtp.* (gguf_tensor_map.h has the names), converted like the text
+// layers (norms 1 + w undone) and in any of the types above, so the head binds and runs as from
+// safetensors. A file whose nextn_predict_layers says it has a head must hold all of it: open() names
+// the first missing tensor.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +67,7 @@ class GgufCheckpoint final : public Checkpoint {
 
  private:
   Status add(const GgufSetTensor& tensor);
+  Status check_mtp_head() const;
   std::byte* own(uint64_t bytes);
 
   std::unique_ptr<GgufSet> set_;

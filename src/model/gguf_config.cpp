@@ -112,11 +112,11 @@ Result<ModelConfig> gguf_model_config(const GgufFile& gguf, int64_t vocab_size, 
   return config;
 }
 
-void set_gguf_model_config(const TextConfig& c, GgufMetadata& m) {
+void set_gguf_model_config(const TextConfig& c, GgufMetadata& m, int64_t nextn_layers) {
   const std::string arch = kGgufArchitecture;
   auto u32 = [&](const char* key, int64_t value) { m.set_number<uint32_t>(arch + "." + key, static_cast<uint32_t>(value)); };
   m.set_string("general.architecture", arch);
-  u32("block_count", c.num_hidden_layers);  // + MTP layers, which this writer does not write
+  u32("block_count", c.num_hidden_layers + nextn_layers);
   u32("context_length", c.max_position_embeddings);
   u32("embedding_length", c.hidden_size);
   u32("feed_forward_length", c.intermediate_size);
@@ -129,14 +129,15 @@ void set_gguf_model_config(const TextConfig& c, GgufMetadata& m) {
   m.set_number<float>(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
   u32("attention.key_length", c.head_dim);
   u32("attention.value_length", c.head_dim);
+  if (nextn_layers > 0) u32("nextn_predict_layers", nextn_layers);  // _QwenMtpMixin.set_gguf_parameters
   u32("ssm.conv_kernel", c.linear_conv_kernel_dim);
   u32("ssm.state_size", c.linear_key_head_dim);
   u32("ssm.group_count", c.linear_num_key_heads);
   u32("ssm.time_step_rank", c.linear_num_value_heads);
   u32("ssm.inner_size", c.value_dim());
-  const size_t layers = c.layer_types.size();
-  const auto recurrent = std::make_unique<bool[]>(layers);  // std::vector<bool> has no contiguous bools
-  for (size_t i = 0; i < layers; ++i) recurrent[i] = c.layer_types[i] == LayerType::linear_attention;
+  const size_t layers = c.layer_types.size() + static_cast<size_t>(nextn_layers);
+  const auto recurrent = std::make_unique<bool[]>(layers);  // std::vector<bool> has no contiguous bools; nextn: false
+  for (size_t i = 0; i < c.layer_types.size(); ++i) recurrent[i] = c.layer_types[i] == LayerType::linear_attention;
   m.set_array<bool>(arch + ".attention.recurrent_layers", std::span<const bool>(recurrent.get(), layers));
   u32("full_attention_interval", 4);  // the converter's default; recurrent_layers says which layers are which
   u32("rope.dimension_count", c.rotary_dim());

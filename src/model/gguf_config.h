@@ -25,7 +25,9 @@ Result<ModelConfig> gguf_model_config(const GgufSet& set, const std::string& lab
 // The inverse, for writing: general.architecture and the qwen35.* keys of `config`, as
 // convert_hf_to_gguf.py writes them (same keys, types and order), so gguf_model_config reads back
 // the same config (less what GGUF does not carry: eos from the tokenizer, vocab and tying from the
-// tensors; rms_norm_eps and rope_theta as float32).
-void set_gguf_model_config(const TextConfig& config, GgufMetadata& metadata);
+// tensors; rms_norm_eps and rope_theta as float32). `nextn_layers`: the MTP layers the file stores
+// (the converter's block_count counts them, nextn_predict_layers says how many, and recurrent_layers
+// marks them not recurrent); 0 for a file without the head, which then has no nextn key.
+void set_gguf_model_config(const TextConfig& config, GgufMetadata& metadata, int64_t nextn_layers = 0);
 
 }  // namespace ds

@@ -152,16 +152,20 @@ class Exporter {
 Status write_gguf(const ModelConfig& config, const std::vector<WeightSpec>& table, std::string_view hf_text_prefix,
                   HfValueSource source, const GgufExportOptions& options) {
   const TextConfig& c = config.text;
+  // The MTP head, when the table has it, as the converter writes it: nextn blocks after the text
+  // layers, counted in block_count — which llama-quantize's mixes also count (n_layer_all).
+  const bool mtp = std::any_of(table.begin(), table.end(), [](const WeightSpec& s) { return s.part == WeightPart::mtp; });
+  const int64_t nextn_layers = mtp ? c.mtp_num_hidden_layers : 0;
+  const int64_t blocks = c.num_hidden_layers + nextn_layers;
   std::vector<Planned> planned;
   std::vector<GgufTensorDecl> decls;
   for (const WeightSpec& spec : table) {
-    if (spec.part == WeightPart::vision || spec.part == WeightPart::mtp) continue;
-    std::optional<GgufTensorName> name = hf_to_gguf_name(spec.name, hf_text_prefix);
+    if (spec.part == WeightPart::vision) continue;
+    std::optional<GgufTensorName> name = hf_to_gguf_name(spec.name, hf_text_prefix, c.num_hidden_layers);
     if (!name) return Status::internal("tensor \"", spec.name, "\" has no GGUF name (gguf_tensor_map.cpp)");
     DS_ASSIGN_OR_RETURN(Planned p, plan(spec, std::move(*name), c));
     const std::vector<int64_t> shape = ggml_shape(p);
-    decls.push_back({p.name.gguf, shape,
-                     gguf_tensor_type(options.file_type, p.name, shape, c.num_hidden_layers, config.tie_word_embeddings)});
+    decls.push_back({p.name.gguf, shape, gguf_tensor_type(options.file_type, p.name, shape, blocks, config.tie_word_embeddings)});
     planned.push_back(std::move(p));
   }
 
@@ -169,7 +173,7 @@ Status write_gguf(const ModelConfig& config, const std::vector<WeightSpec>& tabl
   metadata.set_string("general.architecture", "qwen35");
   metadata.set_string("general.type", "model");
   if (!options.name.empty()) metadata.set_string("general.name", options.name);
-  set_gguf_model_config(c, metadata);
+  set_gguf_model_config(c, metadata, nextn_layers);
   metadata.set_number<uint32_t>("general.file_type", llama_ftype_of(options.file_type));
   metadata.set_number<uint32_t>("general.quantization_version", kQuantizationVersion);
   for (const auto& [key, value] : options.metadata.entries()) metadata.set(key, value);

@@ -35,8 +35,9 @@ struct GgufExportOptions {
   int threads = 1;
 };
 
-// Writes the tensors of `table` that a qwen35 GGUF stores (the text model: vision and MTP tensors
-// are left out) under `hf_text_prefix`, with config's metadata. An error names a text tensor the
+// Writes the tensors of `table` that a qwen35 GGUF stores (the text model under `hf_text_prefix`, and
+// the MTP head mtp.* as nextn blocks when the table has it; vision tensors are left out), with
+// config's metadata (block_count and nextn_predict_layers counting the head's layers). An error names a text tensor the
 // map does not know, a shape that does not fit the config, or a failed write.
 Status write_gguf(const ModelConfig& config, const std::vector<WeightSpec>& table, std::string_view hf_text_prefix,
                   HfValueSource source, const GgufExportOptions& options);

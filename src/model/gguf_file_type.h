@@ -37,7 +37,7 @@ inline constexpr const char* kGgufFileTypeNames = "F32, F16, BF16, Q8_0, Q6_K, Q
 uint32_t llama_ftype_of(GgufFileType type);
 
 // The ggml type of `tensor` (shape in ggml order) in a file of `type`, for a model of `layers`
-// layers; `tied`: the model has no output.weight.
+// blocks (block_count: the text layers and any nextn layers); `tied`: the model has no output.weight.
 GgmlTypeInfo gguf_tensor_type(GgufFileType type, const GgufTensorName& tensor, std::span<const int64_t> shape,
                               int64_t layers, bool tied);
 

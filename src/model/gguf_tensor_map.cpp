@@ -1,9 +1,11 @@
 // The qwen35 name table (names: gguf-py constants.py TENSOR_NAMES / tensor_mapping.py; conversions:
-// conversion/qwen.py Qwen3NextModel.modify_tensors and _LinearAttentionVReorderBase).
+// conversion/qwen.py Qwen3NextModel.modify_tensors and _LinearAttentionVReorderBase; the MTP head:
+// conversion/qwen.py _QwenMtpMixin.filter_tensors).
 #include "model/gguf_tensor_map.h"
 
 #include <algorithm>
 
+#include "model/weight_spec.h"
 #include "util/str_cat.h"
 
 namespace ds {
@@ -45,6 +47,16 @@ constexpr NameRule kLayerRules[] = {
     {"ssm_out.weight", "linear_attn.out_proj.weight", GgufConversion::head_columns},
 };
 
+// The MTP head's own tensors, stored in its first nextn block (the converter renames mtp.fc to
+// model.layers.<layers>.eh_proj, …, whatever the number of MTP layers). hf: after "mtp.". Its norms
+// end in "norm.weight", so Qwen3NextModel.modify_tensors stores them 1 + w like the text model's.
+constexpr NameRule kNextnRules[] = {
+    {"nextn.eh_proj.weight", "fc.weight", GgufConversion::none},
+    {"nextn.enorm.weight", "pre_fc_norm_embedding.weight", GgufConversion::centred_norm},
+    {"nextn.hnorm.weight", "pre_fc_norm_hidden.weight", GgufConversion::centred_norm},
+    {"nextn.shared_head_norm.weight", "norm.weight", GgufConversion::centred_norm},
+};
+
 // The layer number at the start of `rest` ("12.attn_q.weight" → 12, rest after the dot), or nullopt.
 std::optional<int64_t> leading_layer(std::string_view& rest) {
   const size_t dot = rest.find('.');
@@ -69,8 +81,16 @@ std::optional<GgufTensorName> gguf_to_hf_name(std::string_view gguf_name, int64_
   rest.remove_prefix(4);
   const std::optional<int64_t> layer = leading_layer(rest);
   if (!layer) return std::nullopt;
-  if (*layer >= layers)  // llama.cpp's nextn layers
-    return GgufTensorName{std::string(gguf_name), str_cat("mtp.", gguf_name), GgufConversion::none, *layer, true};
+  if (*layer >= layers) {  // llama.cpp's nextn blocks: MTP layer layer − layers, named as a text layer
+    if (*layer == layers)
+      for (const NameRule& rule : kNextnRules)
+        if (rest == rule.gguf) return GgufTensorName{std::string(gguf_name), str_cat(kMtpPrefix, rule.hf), rule.conversion, *layer, true};
+    for (const NameRule& rule : kLayerRules)
+      if (rest == rule.gguf)
+        return GgufTensorName{std::string(gguf_name), str_cat(kMtpPrefix, "layers.", *layer - layers, ".", rule.hf), rule.conversion,
+                              *layer, true};
+    return std::nullopt;
+  }
   for (const NameRule& rule : kLayerRules)
     if (rest == rule.gguf)
       return GgufTensorName{std::string(gguf_name), str_cat(hf_text_prefix, "layers.", *layer, ".", rule.hf), rule.conversion,
@@ -78,8 +98,22 @@ std::optional<GgufTensorName> gguf_to_hf_name(std::string_view gguf_name, int64_
   return std::nullopt;
 }
 
-std::optional<GgufTensorName> hf_to_gguf_name(std::string_view hf_name, std::string_view hf_text_prefix) {
+std::optional<GgufTensorName> hf_to_gguf_name(std::string_view hf_name, std::string_view hf_text_prefix, int64_t layers) {
   if (hf_name == kHeadHf) return GgufTensorName{kHeadGguf, kHeadHf};
+  if (hf_name.starts_with(kMtpPrefix)) {
+    std::string_view rest = hf_name.substr(std::string_view(kMtpPrefix).size());
+    for (const NameRule& rule : kNextnRules)
+      if (rest == rule.hf) return GgufTensorName{str_cat("blk.", layers, ".", rule.gguf), std::string(hf_name), rule.conversion, layers, true};
+    if (!rest.starts_with("layers.")) return std::nullopt;
+    rest.remove_prefix(7);
+    const std::optional<int64_t> mtp_layer = leading_layer(rest);
+    if (!mtp_layer) return std::nullopt;
+    for (const NameRule& rule : kLayerRules)
+      if (rest == rule.hf)
+        return GgufTensorName{str_cat("blk.", layers + *mtp_layer, ".", rule.gguf), std::string(hf_name), rule.conversion,
+                              layers + *mtp_layer, true};
+    return std::nullopt;
+  }
   if (!hf_name.starts_with(hf_text_prefix)) return std::nullopt;
   std::string_view rest = hf_name.substr(hf_text_prefix.size());
   for (const NameRule& rule : kModelRules)

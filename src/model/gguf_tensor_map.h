@@ -10,6 +10,11 @@
 //   qkv_rows       the V rows of in_proj_qkv tiled (after the q and k rows)
 //   conv           conv1d [C, 1, K] squeezed to [C, K], its V channels tiled like qkv_rows
 //   head_columns   value heads tiled along the columns (out_proj)
+// The MTP head (mtp.*): its layer j is the nextn block blk.<layers + j> under the text layers' names
+// and conversions (mtp.layers.0.input_layernorm.weight → blk.<layers>.attn_norm.weight, 1 + w); fc,
+// the two pre-fc norms and mtp.norm are blk.<layers>.nextn.{eh_proj, enorm, hnorm, shared_head_norm}
+// (the norms 1 + w). embed_tokens and lm_head are the model's (llama.cpp's optional
+// nextn.embed_tokens / nextn.shared_head_head have no HF tensor: a Qwen3.5 file never has them).
 // Tiling: when there are more value heads than key heads (nV = r·nK), llama.cpp stores them in tiled
 // order: GGUF head j·nK + g holds HF head g·r + j. Shapes: GGUF's are ggml order (innermost first),
 // the reverse of HF's.
@@ -35,16 +40,16 @@ struct GgufTensorName {
   std::string hf;
   GgufConversion conversion = GgufConversion::none;
   int64_t layer = -1;  // blk.N, or −1 for token_embd / output_norm / output
-  bool mtp = false;    // blk.N for N ≥ the model's layers: llama.cpp's MTP (nextn) layers
+  bool mtp = false;    // blk.N for N ≥ the model's layers: llama.cpp's nextn blocks, the MTP head
 };
 
-// GGUF → HF: the tensor named `gguf_name` of a model with `layers` layers, or nullopt for a name
-// qwen35 has no use for. MTP layers map to "mtp.<gguf name>" (binding skips them).
+// GGUF → HF: the tensor named `gguf_name` of a model with `layers` text layers (blocks ≥ `layers`
+// are the MTP head's), or nullopt for a name qwen35 has no use for.
 std::optional<GgufTensorName> gguf_to_hf_name(std::string_view gguf_name, int64_t layers,
                                               std::string_view hf_text_prefix = "model.");
-// HF → GGUF: the tensor named `hf_name` (text model, under `hf_text_prefix`), or nullopt for a name
-// a qwen35 GGUF does not store (vision, MTP).
-std::optional<GgufTensorName> hf_to_gguf_name(std::string_view hf_name, std::string_view hf_text_prefix);
+// HF → GGUF: the tensor named `hf_name` (text model under `hf_text_prefix`, or the MTP head mtp.*
+// of a model with `layers` text layers), or nullopt for a name a qwen35 GGUF does not store (vision).
+std::optional<GgufTensorName> hf_to_gguf_name(std::string_view hf_name, std::string_view hf_text_prefix, int64_t layers);
 
 // Where a tiled tensor's value heads are: rows [first_row, first_row + nV · rows_per_head).
 struct ValueHeadRows {

@@ -132,8 +132,7 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
             ", vocab ", c.vocab_size, ")");
   log::info("weights: ", human_bytes(summary.text_bytes), " text (", human_count(summary.total_params), " parameters in ",
             loaded.checkpoint->files().size(), " file(s), mmapped, ", loaded.model->config().dtype.empty() ? "dtype unknown" : c.dtype,
-            ")", report.skipped_vision.empty() ? "" : str_cat("; the vision tower's ", report.skipped_vision.size(), " tensors are left to the vision loader"),
-            report.skipped_mtp.empty() ? "" : str_cat("; the GGUF's MTP (nextn) layers skipped (", report.skipped_mtp.size(), " tensors)"));
+            ")", report.skipped_vision.empty() ? "" : str_cat("; the vision tower's ", report.skipped_vision.size(), " tensors are left to the vision loader"));
   if (const auto mtp = summary.parts.find(WeightPart::mtp); loaded.model->has_mtp() && mtp != summary.parts.end())
     log::info("mtp: head bound (", loaded.model->weights().mtp->layers.size(), " layer(s), ", human_count(mtp->second.params),
               " parameters, ", human_bytes(mtp->second.bytes), ")");

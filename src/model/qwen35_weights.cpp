@@ -41,9 +41,9 @@ Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelCon
   WeightTableOptions options;
   options.text_prefix = out.text_prefix;
   options.lm_head = !weights.tied;
-  // Any HF-layout mtp.* tensor means the file carries the head: then all of it is bound and checked.
+  // Any mtp.* tensor means the file carries the head: then all of it is bound and checked.
   for (const auto& [name, _] : checkpoint.tensors())
-    if (starts_with(name, kMtpPrefix) && !starts_with(name, kGgufMtpPrefix)) options.mtp = true;
+    if (starts_with(name, kMtpPrefix)) options.mtp = true;
   const std::vector<WeightSpec> table = qwen35_weight_table(config, options, &weights);
 
   std::vector<std::string> problems;
@@ -85,13 +85,9 @@ Result<Qwen35Weights> bind_qwen35_weights(Checkpoint& checkpoint, const ModelCon
   }
 
   for (const auto& [name, _] : checkpoint.tensors()) {
-    if (starts_with(name, kVisionPrefix)) {
-      out.skipped_vision.push_back(name);
-      checkpoint.mark_taken(name);
-    } else if (starts_with(name, kGgufMtpPrefix)) {
-      out.skipped_mtp.push_back(name);
-      checkpoint.mark_taken(name);
-    }
+    if (!starts_with(name, kVisionPrefix)) continue;
+    out.skipped_vision.push_back(name);
+    checkpoint.mark_taken(name);
   }
   for (const std::string& name : checkpoint.untaken())
     problems.push_back(str_cat("unexpected tensor \"", name, "\" (no part of a ", config.text.num_hidden_layers,

@@ -93,7 +93,6 @@ std::vector<const TensorView*> text_views(const Qwen35Weights& weights);
 struct BindReport {
   std::string text_prefix;                  // "model.language_model." or "model."
   std::vector<std::string> skipped_vision;  // model.visual.* (vision tower: not supported yet)
-  std::vector<std::string> skipped_mtp;     // mtp.blk.*: a GGUF's nextn layers (not mapped to the HF head yet)
   std::vector<std::string> ignored;         // e.g. lm_head.weight of a tied checkpoint
 };
 

@@ -331,7 +331,6 @@ Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const 
 
 Status write_random_gguf(const nlohmann::ordered_json& config_json, const RandomCheckpointOptions& options,
                          const std::string& path, GgufFileType file_type, const TokenizerAssets& assets) {
-  if (options.with_mtp) return Status::errorf("--with-mtp: deltaserve's GGUF writer writes no MTP layers yet");
   if (options.dtype == DType::F8_E4M3)
     return Status::errorf("--dtype fp8 writes Qwen's block-FP8 safetensors layout; a GGUF file takes --gguf-type (e.g. Q8_0)");
   DS_ASSIGN_OR_RETURN(const Layout layout, layout_of(config_json, options));

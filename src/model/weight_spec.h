@@ -48,10 +48,7 @@ struct WeightSpec {
 inline constexpr const char* kNestedTextPrefix = "model.language_model.";
 inline constexpr const char* kFlatTextPrefix = "model.";
 inline constexpr const char* kVisionPrefix = "model.visual.";
-inline constexpr const char* kMtpPrefix = "mtp.";
-// A GGUF's nextn (MTP) layers as GgufCheckpoint names them (mtp.<gguf name>, gguf_tensor_map.h): not
-// the HF head's layout, so binding lists them as skipped.
-inline constexpr const char* kGgufMtpPrefix = "mtp.blk.";
+inline constexpr const char* kMtpPrefix = "mtp.";  // the MTP head, in every layout (a GGUF's nextn blocks read back so)
 
 struct Qwen35Weights;
 

@@ -145,6 +145,16 @@ expect_error make_gguf_bad_type '--gguf-type: GGUF file type "Q3_K_M": expected 
 expect_error make_gguf_type_for_dir '--gguf-type Q8_0: the output is a GGUF file only when --out ends in \.gguf' \
   "$bin" make-checkpoint --shape tiny --out "$work/x" --gguf-type Q8_0
 expect_error make_gguf_existing 'tiny-q4\.gguf already exists \(use --force' "$bin" make-checkpoint --shape tiny --out "$work/tiny-q4.gguf"
+# With the MTP head (llama.cpp's nextn block 4): inspect lists it, speculative decoding drafts with it and
+# gives plain decoding's output; the file without it refuses --speculative-tokens.
+expect_ok make_gguf_mtp 'wrote .*tiny-mtp\.gguf' "$bin" make-checkpoint --shape tiny --out "$work/tiny-mtp.gguf" --gguf-type q4_k_m --with-mtp --seed 3
+expect_ok inspect_gguf_nextn 'blk\.4\.nextn\.eh_proj\.weight +Q4_K' "$bin" inspect --model "$work/tiny-mtp.gguf"
+expect_ok inspect_gguf_head 'MTP head of 1 layer\(s\) \(nextn blocks from 4\)' "$bin" inspect --model "$work/tiny-mtp.gguf"
+plain=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q 2>&1)
+spec=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q --speculative-tokens 2 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_gguf_mtp: --speculative-tokens 2 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+expect_error generate_gguf_no_head 'this checkpoint has none \(no mtp\.\* tensors\)' \
+  "$bin" generate --model "$work/tiny-q4.gguf" --tokens 1 --speculative-tokens 2
 
 # Block FP8 (Qwen's -FP8 release layout), end to end; a config that is not the block FP8 it reads is one
 # clear error (broken FP8 tensors: tests/unit/block_fp8_test.cpp).

@@ -2,7 +2,7 @@
 // converter and against the safetensors model it writes:
 // - the HF fixtures exported to BF16 / F32 / Q8_0 give the files convert_hf_to_gguf.py made of them
 //   (tests/fixtures/gguf): the same tensors, shapes, types and bytes, the same qwen35.* and
-//   tokenizer.* metadata;
+//   tokenizer.* metadata (with the MTP head: its nextn block and keys too);
 // - a random GGUF is the random safetensors model of the same seed: BF16 and F32 give its logits
 //   bit for bit; the quantised file types stay within their quantisation's error of it; the bytes
 //   depend on the seed only, not on the thread count; the tensor types are llama-quantize's mixes.
@@ -58,6 +58,7 @@ void expect_converter_file(const std::string& fixture, const std::string& conver
   WeightTableOptions table_options;
   table_options.text_prefix = config->nested ? kNestedTextPrefix : kFlatTextPrefix;
   table_options.lm_head = !config->tie_word_embeddings;
+  for (const auto& [name, _] : checkpoint->tensors()) table_options.mtp = table_options.mtp || name.starts_with(kMtpPrefix);
   const std::vector<WeightSpec> table = qwen35_weight_table(*config, table_options);
 
   test::TempDir tmp;
@@ -109,6 +110,8 @@ TEST(GgufExport, WritesTheFilesLlamaCppsConverterWrites) {
   expect_converter_file("c_bf16_untied", "c_bf16_untied-BF16.gguf", GgufFileType::bf16);     // nV = 3 nK
   expect_converter_file("d_text_only", "d_text_only-F32.gguf", GgufFileType::f32);           // nV = 2 nK, text-only
   expect_converter_file("e_real_head_sizes", "e_real_head_sizes-Q8_0.gguf", GgufFileType::q8_0);  // tied
+  // With the MTP head: its nextn block 3, block_count 4, nextn_predict_layers 1, recurrent_layers of 4.
+  expect_converter_file("mtp/mtp_b_bf16_untied", "mtp_b_bf16_untied-BF16.gguf", GgufFileType::bf16);
 }
 
 // ---- random models: the GGUF against the safetensors checkpoint of the same seed ------------------
@@ -276,11 +279,7 @@ TEST(RandomGguf, RefusesWhatItCannotWrite) {
   test::TempDir tmp;
   const auto config = test::micro_config_json({.block_sized = true});
   RandomCheckpointOptions options = random_options(true);
-  options.with_mtp = true;
-  Status status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets());
-  EXPECT_NE(status.message().find("--with-mtp"), std::string::npos) << status.message();
-  options.with_mtp = false;
-  status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, test::micro_assets());
+  Status status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, test::micro_assets());
   EXPECT_NE(status.message().find("a GGUF needs a BPE tokenizer"), std::string::npos) << status.message();
   ASSERT_TRUE(write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets()).ok());
   status = write_random_gguf(config, options, tmp / "m.gguf", GgufFileType::bf16, fixture_assets());

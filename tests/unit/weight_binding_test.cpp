@@ -1,6 +1,5 @@
 // Binding by the weight table: both save layouts, tied and untied heads, the MTP head or its absence,
-// skipped vision and GGUF nextn layers,
-// and one named error per kind of mismatch (missing, wrong shape, wrong dtype, unexpected).
+// skipped vision, and one named error per kind of mismatch (missing, wrong shape, wrong dtype, unexpected).
 #include "model/qwen35_weights.h"
 
 #include <gtest/gtest.h>
@@ -62,7 +61,6 @@ TEST_F(WeightBinding, BindsReleasedLayoutAndSkipsVisionExplicitly) {
   EXPECT_EQ(w.lm_head.data, w.embed_tokens.data);
   // 3 + 12 per block (depth 1) + 6 merger tensors.
   EXPECT_EQ(bound.report.skipped_vision.size(), 21u);
-  EXPECT_TRUE(bound.report.skipped_mtp.empty());
   EXPECT_TRUE(bound.report.ignored.empty());
 }
 
@@ -85,7 +83,6 @@ TEST_F(WeightBinding, BindsTheMtpHeadWhenTheCheckpointHoldsIt) {
   test::write_micro_checkpoint(dir, {}, writer);
   Bound bound = bind_dir(dir);
   ASSERT_TRUE(bound.weights.ok()) << bound.weights.status().message();
-  EXPECT_TRUE(bound.report.skipped_mtp.empty());
   ASSERT_TRUE(bound.weights->mtp.has_value());
   const MtpWeights& mtp = *bound.weights->mtp;
   EXPECT_EQ(mtp.pre_fc_norm_embedding.name, "mtp.pre_fc_norm_embedding.weight");
@@ -143,17 +140,6 @@ TEST_F(WeightBinding, OneMtpTensorMeansTheWholeHeadIsExpected) {
   const Bound bound = bind_dir(dir);
   EXPECT_ERROR_CONTAINS(bound.weights, "(14 problems)");  // the other 14 of the head's 15 tensors
   EXPECT_ERROR_CONTAINS(bound.weights, "missing tensor \"mtp.fc.weight\" (expected shape [64, 128])");
-}
-
-TEST_F(WeightBinding, ListsGgufNextnLayersAsSkipped) {
-  // GgufCheckpoint names llama.cpp's nextn layers (blk.N, N ≥ layers) mtp.blk.N.*: not the HF head's layout.
-  const std::string dir = rewritten([](std::vector<EditableTensor>& tensors) {
-    tensors.push_back({TensorDecl{"mtp.blk.4.nextn.eh_proj.weight", DType::BF16, {64, 128}}, std::string(64 * 128 * 2, '\0')});
-  });
-  const Bound bound = bind_dir(dir);
-  ASSERT_TRUE(bound.weights.ok()) << bound.weights.status().message();
-  EXPECT_FALSE(bound.weights->mtp.has_value());
-  EXPECT_EQ(bound.report.skipped_mtp, (std::vector<std::string>{"mtp.blk.4.nextn.eh_proj.weight"}));
 }
 
 TEST_F(WeightBinding, AcceptsFp16AndFp32Checkpoints) {

@@ -85,12 +85,13 @@ def small_tokenizer(dest, vocab_size):
     (dest / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False))
 
 
-def convert(llama_cpp, src, outtype, outfile, split):
+def convert(llama_cpp, src, outtype, outfile, split, mtp=False):
     sys.path.insert(0, str(llama_cpp))
     import convert_hf_to_gguf
     from conversion import base
     base.TextModel.get_vocab_base_pre = lambda self, tokenizer: "qwen35"  # see the module doc
-    argv = [str(src), "--outtype", outtype, "--outfile", str(outfile), "--no-mtp"]
+    # --no-mtp unless asked: these fixtures' checkpoints have no head (make_gguf_mtp_fixtures.py's do).
+    argv = [str(src), "--outtype", outtype, "--outfile", str(outfile)] + ([] if mtp else ["--no-mtp"])
     if split:
         argv += ["--split-max-tensors", str(split)]
     saved = sys.argv
