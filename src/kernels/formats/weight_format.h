@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "io/tensor_view.h"
 #include "kernels/cpu/isa.h"
@@ -63,6 +64,11 @@ class WeightFormat {
   // disjoint bytes, so threads may pack at once. The view of the result: packed_view().
   virtual void pack(const TensorView& source, int64_t panel_begin, int64_t panel_end, std::byte* packed) const;
   virtual TensorView packed_view(const TensorView& source, const std::byte* packed) const;
+  // Packs rows `rows` of w (this format, [n, k]), in that order, into `packed` (bytes(rows.size(), k),
+  // 64-byte aligned): a weight of this format whose row i holds exactly the values of w's row rows[i]
+  // (the MTP head over a token map's rows, model/gathered_rows.h). Only where gatherable().
+  virtual bool gatherable() const { return false; }
+  virtual void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const;
   // out[k] = row `row` of w as fp32: what the weight's values are.
   virtual void dequantize_row(const TensorView& w, int64_t row, float* out) const = 0;
   // y[m, n] = x · wᵀ with plain loops: the oracle of this format's kernels, treating activations as

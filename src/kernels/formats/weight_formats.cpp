@@ -21,6 +21,10 @@ void WeightFormat::pack(const TensorView& source, int64_t, int64_t, std::byte*) 
   DS_CHECK(false, "weight format ", name(), " cannot be made at load time (from ", source.name, ")");
 }
 
+void WeightFormat::gather_rows(const TensorView& w, std::span<const int32_t>, std::byte*) const {
+  DS_CHECK(false, "weight format ", name(), " cannot gather rows (of ", w.name, ")");
+}
+
 TensorView WeightFormat::packed_view(const TensorView& source, const std::byte* packed) const {
   DS_CHECK(source.shape.size() == 2, "packed weight ", source.name, " must be 2-D");
   TensorView view = source;

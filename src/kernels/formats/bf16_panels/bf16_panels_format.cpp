@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/formats/bf16_panels/bf16_panels.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
@@ -61,6 +62,17 @@ class Bf16PanelsFormat final : public WeightFormat {
       std::memcpy(&bits, w.data + bf16_panel_offset(k, row, col), 2);
       out[col] = bf16_to_float(bits);
     }
+  }
+  // The rows' bf16 bits staged row-major, then packed as a checkpoint's weight is.
+  bool gatherable() const override { return true; }
+  void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
+    const auto n = static_cast<int64_t>(rows.size());
+    const int64_t k = w.shape[1];
+    std::vector<uint16_t> staged(static_cast<size_t>(n * k));  // [n, k] bf16
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t col = 0; col < k; ++col)
+        std::memcpy(&staged[static_cast<size_t>(r * k + col)], w.data + bf16_panel_offset(k, rows[static_cast<size_t>(r)], col), 2);
+    bf16_pack_panels(reinterpret_cast<const std::byte*>(staged.data()), n, k, 0, n, packed);
   }
   // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` and `tdpbf16ps` multiply; fp32
   // activations (f32 mode) go through the reference. With AMX every batch size computes the tile

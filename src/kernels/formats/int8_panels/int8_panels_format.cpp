@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/formats/int8_panels/int8_kernels.h"
@@ -71,6 +72,22 @@ class Int8PanelsFormat final : public WeightFormat {
     TensorView view = WeightFormat::packed_view(source, packed);
     view.dtype = DType::I8;
     return view;
+  }
+  // Each row's q and fp16 scale bits as they are: re-quantising the dequantised row is not exact (a
+  // group whose scale underflowed to 0 would come back with scale 1).
+  bool gatherable() const override { return true; }
+  void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
+    const auto n = static_cast<int64_t>(rows.size());
+    const int64_t k = w.shape[1], groups = int8_groups(k);
+    std::vector<int8_t> q(static_cast<size_t>(groups * kInt8ScaleGroup), 0);  // [groups · 32]
+    std::vector<uint16_t> scales(static_cast<size_t>(groups));                  // [groups] fp16 bits
+    int8_clear_packed(packed, n, k);
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t from = rows[static_cast<size_t>(r)];
+      for (int64_t c = 0; c < k; ++c) q[static_cast<size_t>(c)] = static_cast<int8_t>(int8_weight_q(w, from, c));
+      for (int64_t g = 0; g < groups; ++g) std::memcpy(&scales[static_cast<size_t>(g)], w.data + int8_scale_offset(k, from, g), 2);
+      int8_pack_row(packed, k, r, q.data(), scales.data());
+    }
   }
   void dequantize_row(const TensorView& w, int64_t row, float* out) const override {
     for (int64_t col = 0; col < w.shape[1]; ++col)

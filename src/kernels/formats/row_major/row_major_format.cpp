@@ -58,6 +58,12 @@ class RowMajorFormat final : public WeightFormat {
   void dequantize_row(const TensorView& w, int64_t row, float* out) const override {
     weight_span(w, row * w.shape[1], w.shape[1], out);
   }
+  bool gatherable() const override { return true; }
+  void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
+    const uint64_t row_bytes = bytes(1, w.shape[1]);
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::memcpy(packed + r * row_bytes, w.data + static_cast<uint64_t>(rows[r]) * row_bytes, row_bytes);
+  }
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
     if (has_avx512(isa) && round_input_bf16 && dtype_ == DType::BF16) return FastMatmul{&kBf16Rows, bf16_panels_avx512};
     if (has_avx512(isa)) return FastMatmul{&kF32Rows, f32_panels<kernels::matmul_f32_avx512>};
