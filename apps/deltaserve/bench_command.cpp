@@ -285,8 +285,11 @@ int run_bench(const BenchOptions& options) {
                     mlp_format == WeightFormatId::q5_k_panels || mlp_format == WeightFormatId::q6_k_panels ||
                     mlp_format == WeightFormatId::iq4_xs_panels;
   const double int8_peak = int8 ? measure_int8_peak(cpu->pool(), cpu->isa()) : 0;
-  const double peak_flops = int8 ? int8_peak : on_amx ? amx_peak : avx512_peak;
-  const char* peak_name = int8 ? "VNNI int8 dot" : on_amx ? "AMX bf16" : "AVX-512 bf16";
+  // Below AVX-512 the kernels widen bf16 weights to fp32 and multiply-add in fp32: their peak is the FMA's.
+  const bool avx2_only = !has_avx512(cpu->isa());
+  const double fma_peak = avx2_only ? measure_fma_peak(cpu->pool(), cpu->isa()) : 0;
+  const double peak_flops = int8 ? int8_peak : on_amx ? amx_peak : avx2_only ? fma_peak : avx512_peak;
+  const char* peak_name = int8 ? "VNNI int8 dot" : on_amx ? "AMX bf16" : avx2_only ? "AVX2 fp32 FMA" : "AVX-512 bf16";
   const double bandwidth_before =
       peak_memory.left_out([&] { return measure_read_bandwidth(cpu->pool(), kProbeBytes, 5); });
   // Layer matmul FLOPs per token: 2 × every text weight except the embedding table and head.
@@ -296,8 +299,10 @@ int run_bench(const BenchOptions& options) {
   for (WeightPart part : {WeightPart::deltanet, WeightPart::attention, WeightPart::mlp})
     if (auto it = summary.parts.find(part); it != summary.parts.end()) layer_params += it->second.params;
   if (!options.json)
-    std::printf("deltaserve bench: %s, %s, %s KV cache; read bandwidth %.1f GB/s, bf16 peaks: AVX-512 %.0f GFLOP/s%s\n",
-                dir.c_str(), cpu->name(), kv_dtype_name(*kv_dtype), bandwidth_before / 1e9, avx512_peak / 1e9,
+    std::printf("deltaserve bench: %s, %s, %s KV cache; read bandwidth %.1f GB/s, %s%s\n",
+                dir.c_str(), cpu->name(), kv_dtype_name(*kv_dtype), bandwidth_before / 1e9,
+                (avx2_only ? str_cat("compute peak: AVX2 fp32 FMA ", fixed(fma_peak / 1e9, 0), " GFLOP/s (no AVX-512)")
+                           : str_cat("bf16 peaks: AVX-512 ", fixed(avx512_peak / 1e9, 0), " GFLOP/s")).c_str(),
                 (str_cat(amx_peak > 0 ? str_cat(", AMX tiles ", fixed(amx_peak / 1e9, 0), " GFLOP/s") : "",
                          int8 ? str_cat("; int8 dot peak ", fixed(int8_peak / 1e9, 0), " GOP/s") : ""))
                     .c_str());
@@ -333,7 +338,8 @@ int run_bench(const BenchOptions& options) {
     const double compute_fraction = peak_flops > 0 ? tps * 2.0 * layer_params / peak_flops : 0;
     emit(options.json, "pp" + std::to_string(n), tps, options, threads,
          str_cat(", \"ttft_s\": ", seconds, ", \"compute_fraction\": ", compute_fraction, ", \"peak_kind\": \"",
-                 int8 ? "int8" : on_amx ? "amx" : "avx512", "\", \"avx512_peak_gflops\": ", avx512_peak / 1e9,
+                 int8 ? "int8" : on_amx ? "amx" : avx2_only ? "avx2_fma" : "avx512", "\", \"avx512_peak_gflops\": ", avx512_peak / 1e9,
+                 ", \"fma_peak_gflops\": ", fma_peak / 1e9,
                  ", \"int8_peak_gops\": ", int8_peak / 1e9,
                  ", \"amx_peak_gflops\": ", amx_peak / 1e9),
          str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1), "% of the ", peak_name,
