@@ -6,9 +6,11 @@
 //   plain step   T1 = a forward whose sequences each decode one token;
 //   verify_row   = (T_verify ÷ T1 − 1) ÷ (rows past one per sequence);
 //   draft_step   = (the head's calls of a round: its pass and its chained steps) ÷ T1 ÷ the drafts.
-// Each is a moving average (weight kNewWeight per sample) that starts at the prior; a sample is only
-// taken once T1 is known. Until a plain step has been seen (a request that verifies every round),
-// T1 is inferred from the verifies with the current verify_row.
+// Each cost is a moving average (weight kNewWeight per sample) that starts at the prior. T1 is the mean
+// of the plain steps seen (then their moving average past kNewWeight's horizon); until
+// kMinPlainSteps have been seen — a request that verifies every round has a plain step only at its end —
+// T1 is inferred from the verifies with the current verify_row, and verify_row keeps its value: one
+// plain step is too noisy a yardstick (single steps swing ±20% with the memory bandwidth).
 #pragma once
 
 #include <algorithm>
@@ -22,42 +24,47 @@ class DraftCostMeter {
  public:
   static constexpr double kNewWeight = 0.1;  // ≈ the last 10 samples count
   static constexpr double kMaxCost = 4.0;    // a sample past this is a stall (a page fault, the OS), not a cost
+  static constexpr int64_t kMinPlainSteps = 4;
 
   explicit DraftCostMeter(DraftCosts prior) : costs_(prior) {}
 
   DraftCosts costs() const { return costs_; }
-  double plain_step_seconds() const { return plain_s_; }  // 0 until measured
 
   // A forward whose every sequence decoded one token.
   void plain_step(double seconds) {
     if (!(seconds > 0)) return;
-    plain_s_ = plain_seen_ ? average(plain_s_, seconds) : seconds;
-    plain_seen_ = true;
+    ++plain_steps_;
+    const double weight = std::max(kNewWeight, 1.0 / static_cast<double>(plain_steps_));  // a mean, then a moving average
+    plain_mean_s_ += weight * (seconds - plain_mean_s_);
   }
   // A forward whose sequences decoded `extra_rows` tokens past one each (every sequence a decode).
   void verify_step(double seconds, int64_t extra_rows) {
     if (!(seconds > 0) || extra_rows < 1) return;
     const auto extra = static_cast<double>(extra_rows);
-    if (!plain_seen_) {  // no plain step yet: T1 as the current verify_row says
+    if (plain_steps_ < kMinPlainSteps) {  // T1 as the current verify_row says
       const double inferred = seconds / (1 + extra * costs_.verify_row);
-      plain_s_ = plain_s_ > 0 ? average(plain_s_, inferred) : inferred;
+      inferred_s_ = inferred_s_ > 0 ? average(inferred_s_, inferred) : inferred;
       return;
     }
-    costs_.verify_row = average(costs_.verify_row, clamp((seconds / plain_s_ - 1) / extra));
+    costs_.verify_row = average(costs_.verify_row, clamp((seconds / plain_mean_s_ - 1) / extra));
   }
   // The head's calls that drafted a round of `drafts` tokens per sequence (the deepest sequence's).
   void drafting(double seconds, int64_t drafts) {
-    if (!(seconds > 0) || drafts < 1 || !(plain_s_ > 0)) return;
-    costs_.draft_step = average(costs_.draft_step, clamp(seconds / plain_s_ / static_cast<double>(drafts)));
+    const double step = plain_step_seconds();
+    if (!(seconds > 0) || drafts < 1 || !(step > 0)) return;
+    costs_.draft_step = average(costs_.draft_step, clamp(seconds / step / static_cast<double>(drafts)));
   }
+  // T1: measured once kMinPlainSteps plain steps were seen, inferred from the verifies before (0: neither yet).
+  double plain_step_seconds() const { return plain_steps_ >= kMinPlainSteps ? plain_mean_s_ : inferred_s_; }
 
  private:
   static double average(double old_value, double sample) { return old_value + kNewWeight * (sample - old_value); }
   static double clamp(double cost) { return std::clamp(cost, 0.0, kMaxCost); }
 
   DraftCosts costs_;
-  double plain_s_ = 0;
-  bool plain_seen_ = false;
+  int64_t plain_steps_ = 0;
+  double plain_mean_s_ = 0;  // of the plain steps seen
+  double inferred_s_ = 0;    // T1 from the verifies, before enough plain steps
 };
 
 }  // namespace ds

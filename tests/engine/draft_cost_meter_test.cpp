@@ -19,6 +19,8 @@ TEST(DraftCostMeter, StartsAtThePriorAndTakesNoDraftSampleBeforeAStepTimeIsKnown
   meter.plain_step(-1);
   meter.verify_step(0.1, 0);  // no extra rows: not a verify
   EXPECT_EQ(meter.plain_step_seconds(), 0);
+  for (int i = 0; i < DraftCostMeter::kMinPlainSteps - 1; ++i) meter.plain_step(0.1);
+  EXPECT_EQ(meter.plain_step_seconds(), 0) << "fewer plain steps than the minimum, no verify: no T1 yet";
 }
 
 TEST(DraftCostMeter, ConvergesToTheMeasuredCosts) {
@@ -39,20 +41,27 @@ TEST(DraftCostMeter, ConvergesToTheMeasuredCosts) {
   EXPECT_NEAR(meter.costs().verify_row, 0.30, 1e-4);
 }
 
-TEST(DraftCostMeter, WithoutPlainStepsTheStepTimeComesFromTheVerifies) {
+TEST(DraftCostMeter, UntilEnoughPlainStepsTheStepTimeComesFromTheVerifies) {
   DraftCostMeter meter(kPrior);
   meter.verify_step(0.115, 3);  // at the prior's 0.05 per row: T1 = 100 ms
   EXPECT_NEAR(meter.plain_step_seconds(), 0.100, 1e-12);
   EXPECT_EQ(meter.costs().verify_row, 0.05) << "one equation, two unknowns: verify_row keeps the prior";
   for (int i = 0; i < 200; ++i) meter.drafting(0.021, 3);
   EXPECT_NEAR(meter.costs().draft_step, 0.07, 1e-6);
-  meter.plain_step(0.080);  // a measured step replaces the inference
-  EXPECT_NEAR(meter.plain_step_seconds(), 0.080, 1e-12);
+  // One fast plain step (the bandwidth swings) is no yardstick: the inference stands until four.
+  meter.plain_step(0.060);
+  meter.verify_step(0.115, 3);
+  EXPECT_NEAR(meter.plain_step_seconds(), 0.100, 1e-12);
+  EXPECT_EQ(meter.costs().verify_row, 0.05);
+  for (double s : {0.080, 0.100, 0.120}) meter.plain_step(s);
+  EXPECT_NEAR(meter.plain_step_seconds(), 0.090, 1e-12) << "the mean of the four";
+  meter.verify_step(0.117, 3);  // (0.117 / 0.090 − 1) / 3 = 0.1
+  EXPECT_NEAR(meter.costs().verify_row, 0.05 + DraftCostMeter::kNewWeight * (0.1 - 0.05), 1e-12);
 }
 
 TEST(DraftCostMeter, AStallCountsAsABoundedSample) {
   DraftCostMeter meter(kPrior);
-  meter.plain_step(0.100);
+  for (int i = 0; i < DraftCostMeter::kMinPlainSteps; ++i) meter.plain_step(0.100);
   meter.verify_step(60.0, 1);  // a minute: a page-in or a descheduled thread, not a row's cost
   EXPECT_NEAR(meter.costs().verify_row, 0.05 + DraftCostMeter::kNewWeight * (DraftCostMeter::kMaxCost - 0.05), 1e-12);
   meter.verify_step(0.050, 1);  // faster than a plain step: a row costs nothing, never less
