@@ -18,6 +18,7 @@
 #include "model/gguf_checkpoint.h"
 #include "model/gguf_config.h"
 #include "model/qwen35_weights.h"
+#include "gguf_edit.h"
 #include "test_util.h"
 
 namespace ds {
@@ -195,30 +196,11 @@ TEST(GgufCheckpoint, ConfigMatchesTheHfConfig) {
 
 std::string fixture_bytes(const std::string& path) { return test::read_file(path); }
 
-// Offset of a tensor's info (its name's length field) in the file: the name, preceded by its u64 length.
-size_t tensor_info(const std::string& bytes, const std::string& name) {
-  std::string needle(8, '\0');
-  const uint64_t length = name.size();
-  std::memcpy(needle.data(), &length, 8);
-  needle += name;
-  const size_t at = bytes.find(needle);
-  EXPECT_NE(at, std::string::npos) << name;
-  return at + needle.size();  // n_dims (u32), ne (u64 each), type (u32), offset (u64)
-}
-
-// Opens and binds; the first error.
-Result<Qwen35Weights> open_changed(const test::TempDir& tmp, const std::string& bytes) {
-  test::write_file(tmp / "m.gguf", bytes);
-  auto checkpoint = GgufCheckpoint::open(tmp / "m.gguf");
-  if (!checkpoint.ok()) return checkpoint.status();
-  return bind_qwen35_weights(*checkpoint, checkpoint->config(), nullptr);
-}
-
 TEST(GgufBadFiles, TruncatedFileNamesWhatIsMissing) {
   test::TempDir tmp;
   const std::string bytes = fixture_bytes(kBf16);
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes.substr(0, bytes.size() / 2)), "m.gguf");
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes.substr(0, 1000)), "m.gguf");
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes.substr(0, bytes.size() / 2)), "m.gguf");
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes.substr(0, 1000)), "m.gguf");
 }
 
 TEST(GgufBadFiles, OtherArchitecturesAreRefusedByName) {
@@ -226,7 +208,7 @@ TEST(GgufBadFiles, OtherArchitecturesAreRefusedByName) {
   std::string bytes = fixture_bytes(kBf16);
   const size_t at = bytes.find("qwen35", bytes.find("general.architecture"));
   bytes.replace(at, 6, "llama3");
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes), "architecture \"llama3\" is not supported (expected \"qwen35\"");
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes), "architecture \"llama3\" is not supported (expected \"qwen35\"");
 }
 
 TEST(GgufBadFiles, MoeArchitectureIsRefusedByName) {
@@ -245,9 +227,9 @@ TEST(GgufBadFiles, MissingTensorIsNamedWithItsHfNameAndShape) {
   test::TempDir tmp;
   std::string bytes = fixture_bytes(kBf16);
   // Layer 0's in_proj_qkv renamed into layer 3 (full attention): one missing, one unexpected.
-  const size_t at = tensor_info(bytes, "blk.0.attn_qkv.weight") - std::string("0.attn_qkv.weight").size();
+  const size_t at = test::gguf_tensor_info(bytes, "blk.0.attn_qkv.weight") - std::string("0.attn_qkv.weight").size();
   bytes[at] = '3';
-  const auto status = open_changed(tmp, bytes);
+  const auto status = test::open_changed_gguf(tmp, bytes);
   EXPECT_ERROR_CONTAINS(status, "missing tensor \"model.layers.0.linear_attn.in_proj_qkv.weight\" (expected shape [160, 64])");
   EXPECT_ERROR_CONTAINS(status, "unexpected tensor \"model.layers.3.linear_attn.in_proj_qkv.weight\"");
 }
@@ -255,30 +237,30 @@ TEST(GgufBadFiles, MissingTensorIsNamedWithItsHfNameAndShape) {
 TEST(GgufBadFiles, UnknownTensorNameIsAnError) {
   test::TempDir tmp;
   std::string bytes = fixture_bytes(kBf16);
-  const size_t at = tensor_info(bytes, "blk.0.ffn_up.weight") - std::string("up.weight").size();
+  const size_t at = test::gguf_tensor_info(bytes, "blk.0.ffn_up.weight") - std::string("up.weight").size();
   bytes.replace(at, 2, "uq");
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes), "unexpected tensor \"blk.0.ffn_uq.weight\"");
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes), "unexpected tensor \"blk.0.ffn_uq.weight\"");
 }
 
 TEST(GgufBadFiles, WrongShapeNamesExpectedAndFound) {
   test::TempDir tmp;
   std::string bytes = fixture_bytes(kBf16);
-  const size_t info = tensor_info(bytes, "blk.0.ffn_up.weight");
+  const size_t info = test::gguf_tensor_info(bytes, "blk.0.ffn_up.weight");
   uint64_t ne[2];
   std::memcpy(ne, bytes.data() + info + 4, 16);
   std::swap(ne[0], ne[1]);  // same bytes, transposed shape
   std::memcpy(bytes.data() + info + 4, ne, 16);
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes),
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes),
                         "tensor \"model.layers.0.mlp.up_proj.weight\": expected shape [160, 64], found [64, 160]");
 }
 
 TEST(GgufBadFiles, UnsupportedTypeNamesTheTensorAndTheType) {
   test::TempDir tmp;
   std::string bytes = fixture_bytes(kBf16);
-  const size_t info = tensor_info(bytes, "blk.0.ffn_up.weight");
+  const size_t info = test::gguf_tensor_info(bytes, "blk.0.ffn_up.weight");
   const uint32_t i16 = 25;  // 2 bytes per value like BF16, so the layout stays valid
   std::memcpy(bytes.data() + info + 4 + 16, &i16, 4);
-  EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes),
+  EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes),
                         "tensor \"blk.0.ffn_up.weight\" (model.layers.0.mlp.up_proj.weight): ggml type I16 is not supported "
                         "yet (supported: F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS)");
 }

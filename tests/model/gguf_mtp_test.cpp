@@ -25,6 +25,7 @@
 #include "model/random_checkpoint.h"
 #include "model/sequence_runner.h"
 #include "model_logits.h"
+#include "gguf_edit.h"
 #include "test_util.h"
 
 namespace ds {
@@ -141,24 +142,7 @@ TEST(GgufMtp, MissingNextnTensorIsNamed) {
                         "ggml shape [64]): qwen35.nextn_predict_layers is 1, so blocks 3..3 must hold the whole head");
 }
 
-// --- the fixture, changed in place (gguf_checkpoint_test.cpp's way) ---
-
-size_t tensor_info(const std::string& bytes, const std::string& name) {
-  std::string needle(8, '\0');
-  const uint64_t length = name.size();
-  std::memcpy(needle.data(), &length, 8);
-  needle += name;
-  const size_t at = bytes.find(needle);
-  EXPECT_NE(at, std::string::npos) << name;
-  return at + needle.size();  // n_dims (u32), ne (u64 each), type (u32), offset (u64)
-}
-
-Result<Qwen35Weights> open_changed(const test::TempDir& tmp, const std::string& bytes) {
-  test::write_file(tmp / "m.gguf", bytes);
-  auto checkpoint = GgufCheckpoint::open(tmp / "m.gguf");
-  if (!checkpoint.ok()) return checkpoint.status();
-  return bind_qwen35_weights(*checkpoint, checkpoint->config(), nullptr);
-}
+// --- the fixture, changed in place (tests/support/gguf_edit.h) ---
 
 TEST(GgufMtp, BrokenNextnTensorsAreNamed) {
   test::TempDir tmp;
@@ -166,31 +150,31 @@ TEST(GgufMtp, BrokenNextnTensorsAreNamed) {
   {  // a type the reader does not take
     std::string bytes = fixture;
     const uint32_t i16 = 25;  // 2 bytes per value like BF16, so the layout stays valid
-    std::memcpy(bytes.data() + tensor_info(bytes, "blk.3.nextn.eh_proj.weight") + 4 + 16, &i16, 4);
-    EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes),
+    std::memcpy(bytes.data() + test::gguf_tensor_info(bytes, "blk.3.nextn.eh_proj.weight") + 4 + 16, &i16, 4);
+    EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes),
                           "tensor \"blk.3.nextn.eh_proj.weight\" (mtp.fc.weight): ggml type I16 is not supported yet");
   }
   {  // the wrong shape
     std::string bytes = fixture;
-    const size_t info = tensor_info(bytes, "blk.3.ffn_up.weight");
+    const size_t info = test::gguf_tensor_info(bytes, "blk.3.ffn_up.weight");
     uint64_t ne[2];
     std::memcpy(ne, bytes.data() + info + 4, 16);
     std::swap(ne[0], ne[1]);
     std::memcpy(bytes.data() + info + 4, ne, 16);
-    EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes),
+    EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes),
                           "tensor \"mtp.layers.0.mlp.up_proj.weight\": expected shape [96, 64], found [64, 96]");
   }
   {  // a name llama.cpp's nextn block may hold but a Qwen3.5 head has no tensor for
     std::string bytes = fixture;
-    const size_t at = tensor_info(bytes, "blk.3.nextn.enorm.weight") - std::string("enorm.weight").size();
+    const size_t at = test::gguf_tensor_info(bytes, "blk.3.nextn.enorm.weight") - std::string("enorm.weight").size();
     bytes.replace(at, 5, "xnorm");
-    EXPECT_ERROR_CONTAINS(open_changed(tmp, bytes), "unexpected tensor \"blk.3.nextn.xnorm.weight\"");
+    EXPECT_ERROR_CONTAINS(test::open_changed_gguf(tmp, bytes), "unexpected tensor \"blk.3.nextn.xnorm.weight\"");
   }
   {  // nextn tensors in a second nextn block are MTP layer 1's, which nextn_predict_layers 1 does not have
     std::string bytes = fixture;
-    const size_t at = tensor_info(bytes, "blk.3.attn_q.weight") - std::string("3.attn_q.weight").size();
+    const size_t at = test::gguf_tensor_info(bytes, "blk.3.attn_q.weight") - std::string("3.attn_q.weight").size();
     bytes[at] = '4';
-    const auto status = open_changed(tmp, bytes);
+    const auto status = test::open_changed_gguf(tmp, bytes);
     EXPECT_ERROR_CONTAINS(status, "missing tensor \"blk.3.attn_q.weight\" (the MTP head's mtp.layers.0.self_attn.q_proj.weight");
   }
 }
