@@ -19,7 +19,7 @@ Result<GatheredWeight> gather_rows(const TensorView& w, std::span<const int32_t>
                             source_rows - 1);
   const WeightFormat& format = format_of(w);
   if (!format.gatherable())
-    return Status::errorf("gathering rows of ", w.name, ": expected a format that gathers rows (row-major, bf16 panels, int8 panels), found ",
+    return Status::errorf("gathering rows of ", w.name, ": expected a weight format that can gather rows, found ",
                           format.name());
   GatheredWeight out;
   out.memory = std::make_unique<WeightArena>(format.bytes(n, k));

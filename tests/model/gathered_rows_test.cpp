@@ -157,7 +157,7 @@ TEST(GatheredRows, BadRowsAndFormatsAreErrors) {
   q8.format = WeightFormatId::q8_0;
   q8.dtype = DType::U8;
   EXPECT_ERROR_CONTAINS(gather_rows(q8, std::vector<int32_t>{0}),
-                        "expected a format that gathers rows (row-major, bf16 panels, int8 panels), found");
+                        "expected a weight format that can gather rows, found Q8_0");
 }
 
 // The model's MTP head with a token map: logits at the map's ids, bit for bit, for every head format
