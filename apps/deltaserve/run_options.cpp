@@ -15,8 +15,8 @@ void add_run_options(CLI::App* command, RunOptions& options) {
       ->check(CLI::IsMember({"auto", "amx", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
   command->add_option("--weights", options.weights,
-                      "bf16: the checkpoint's own weights (bf16; block FP8 stays FP8), repacked at load into the AVX-512 / AMX "
-                      "kernels' panel layout; mapped: the same, read in place from the mapped files (quicker start, slower); "
+                      "bf16: the checkpoint's own weights (bf16; block FP8 stays FP8), repacked at load into the AVX-512 / AMX / "
+                      "AVX2 kernels' panel layout; mapped: the same, read in place from the mapped files (quicker start, slower); "
                       "int8: quantised at load (a scale per 32 inputs; block FP8 requantised); "
                       "q4_k: quantised at load to Q4_K (4.5 bits per weight, the head Q6_K, DeltaNet in_proj_a/b as "
                       "stored). A GGUF file's quantised weights keep their type in every mode but mapped")

@@ -157,7 +157,8 @@ TEST(Bf16Panels, PackedWeightsReadBack) {
   }
 }
 
-// Every ISA and mode on panel weights: the AVX-512 BF16 kernel in fast mode, the reference otherwise.
+// Every ISA and mode on panel weights: the AVX-512 BF16 kernel in fast mode, the AVX2 kernel in both,
+// the reference otherwise.
 class CpuMatmulBf16Panels : public test::IsaTest {};
 
 TEST_P(CpuMatmulBf16Panels, MatchesReferenceOnOddSizes) {
@@ -179,9 +180,9 @@ TEST_P(CpuMatmulBf16Panels, MatchesReferenceOnOddSizes) {
         }
 }
 
-// Decode rows (m <= 12: whole k per panel; AMX: m <= 16), tiled batches, several token blocks
-// (m = 800 > 768) and several pair blocks (k = 2500 > 2048) give every row the same bits, on 1 or 2
-// threads, with each ISA's bf16 panel kernel (AVX-512 BF16 or AMX).
+// Decode rows (m <= 12: whole k per panel; AMX: m <= 16; AVX2: m <= 6), tiled batches, several token
+// blocks (m = 800 > 768) and several pair blocks (k = 2500 > 2048) give every row the same bits, on 1
+// or 2 threads, with each ISA's bf16 panel kernel (AVX-512 BF16, AMX or AVX2).
 class CpuMatmulBf16PanelKernel : public test::IsaTest {};
 
 TEST_P(CpuMatmulBf16PanelKernel, RowResultsIndependentOfBatchAndThreads) {
@@ -223,6 +224,28 @@ TEST(AmxBf16Panels, EqualsItsReferenceOnOddSizes) {
         for (int64_t i = 0; i < m * n; ++i)
           ASSERT_EQ(actual[i], expected[i]) << "m=" << m << " k=" << k << " n=" << n << " i=" << i;
       }
+}
+
+// The AVX2 kernel computes exactly what bf16_panels_fma_reference.cpp writes down (each output one
+// FMA chain over its inputs in order), in both modes: whole-panel tiles (1 and 2 tokens), half-panel
+// tiles (3–6), the blocked path (m > 6: several token tiles, two pair blocks at k = 2051), partial
+// panels and odd k.
+TEST(Avx2Bf16Panels, EqualsItsReferenceOnOddSizes) {
+  if (detect_isa() < Isa::avx2) GTEST_SKIP() << "this CPU lacks AVX2: the AVX2 bf16 panel kernel is not checked here";
+  CpuBackend cpu(Isa::avx2, 2);
+  for (bool fast : {false, true})
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13, 67})
+      for (int64_t k : {1, 2, 17, 33, 259, 2051})
+        for (int64_t n : {1, 19, 32, 33, 97}) {
+          const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
+          const auto x = make_input(m, k, m);
+          std::vector<float> expected(m * n), actual(m * n);
+          kernels::bf16_panels_fma_reference_matmul(x.data(), m, w.view, expected.data(), fast);
+          cpu.matmul(x.data(), m, w.view, actual.data(), fast);
+          for (int64_t i = 0; i < m * n; ++i)
+            ASSERT_EQ(actual[i], expected[i])
+                << (fast ? "fast" : "f32") << " m=" << m << " k=" << k << " n=" << n << " i=" << i;
+        }
 }
 
 // matmuls (projections sharing an input) on every ISA, 1–3 threads and a few batch sizes: each
@@ -371,7 +394,7 @@ TEST_P(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmul, kMatmulIsas, test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulBf16Panels, kMatmulIsas, test::isa_param_name);
-INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulBf16PanelKernel, ::testing::Values(Isa::avx512, Isa::amx), test::isa_param_name);
+INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulBf16PanelKernel, kMatmulIsas, test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmuls, kMatmulIsas, test::isa_param_name);
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMatmulInt8, kMatmulIsas, test::isa_param_name);
 

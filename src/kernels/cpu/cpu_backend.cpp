@@ -33,13 +33,14 @@ CpuBackend::CpuBackend(Isa isa, int threads)
   for (std::vector<float>& buffer : thread_buffers_) buffer.reserve(static_cast<size_t>(kernels::kAttentionScratchBudget));
 }
 
-// Bf16 panels need AVX-512 BF16 (or AMX) and bf16 inputs (fast mode); block-FP8 weights go into FP8
-// panels where this CPU has their kernels; every other weight is read as it is.
+// Bf16 weights go into bf16 panels in fast mode where a kernel runs them (AVX-512 BF16, AMX, AVX2);
+// block-FP8 weights go into FP8 panels where this CPU has their kernels; every other weight is read
+// as it is.
 WeightFormatId CpuBackend::preferred_format(const TensorView& w, bool round_input_bf16) const {
   if (w.format == WeightFormatId::fp8_blocks)
     return weight_format(WeightFormatId::fp8_panels, w.dtype).fast_matmul(isa_, round_input_bf16) ? WeightFormatId::fp8_panels
                                                                                                   : w.format;
-  const bool panels = has_avx512(isa_) && round_input_bf16 && w.format == WeightFormatId::stored &&
+  const bool panels = isa_ >= Isa::avx2 && round_input_bf16 && w.format == WeightFormatId::stored &&
                       w.dtype == DType::BF16 && w.shape.size() == 2;
   return panels ? WeightFormatId::bf16_panels : w.format;
 }

@@ -1,6 +1,7 @@
-// The bf16 weight layout of the AVX-512 BF16 kernels (fast mode): how a [n, k] matmul weight is
-// laid out in memory so that one `vdpbf16ps` multiplies 16 output rows by a token's input pair, and
-// a thread's range of rows is one sequential stream.
+// The bf16 weight layout of the AVX-512 BF16, AMX and AVX2 kernels (fast mode): how a [n, k] matmul
+// weight is laid out in memory so that one `vdpbf16ps` multiplies 16 output rows by a token's input
+// pair (on AVX2: 8 rows, widened to fp32 by one shift or mask), and a thread's range of rows is one
+// sequential stream.
 //
 // Rows are grouped into panels of kBf16PanelRows (32) consecutive output rows. A panel holds, for each
 // pair j of inputs (2j, 2j + 1) in order, one block of kBf16PairBytes (128) bytes: [32 rows][2 inputs]

@@ -33,9 +33,23 @@ void prepare_rows_amx(const float* x, int64_t m, int64_t k, const ActivationOpti
 }
 constexpr ActivationCodec kTokenRows{"bf16 token rows (AMX)", rows_bytes, prepare_rows_amx};
 
+// fp32 pair rows, [m, bf16_f32_pair_row_floats(k)] floats (AVX2 kernel: both modes).
+uint64_t pair_rows_bytes(int64_t m, int64_t k, const ActivationOptions&) {
+  return static_cast<uint64_t>(4 * m * kernels::bf16_f32_pair_row_floats(k));
+}
+void prepare_pair_rows(const float* x, int64_t, int64_t k, const ActivationOptions& options, int64_t r_begin,
+                       int64_t r_end, std::byte* out) {
+  kernels::pack_f32_pair_rows(x, k, options.round_bf16, r_begin, r_end, reinterpret_cast<float*>(out));
+}
+constexpr ActivationCodec kPairRows{"fp32 pair rows", pair_rows_bytes, prepare_pair_rows};
+
 void panels_avx512(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
                    int64_t panel_end, float* y) {
   kernels::matmul_bf16_panels_avx512(reinterpret_cast<const uint32_t*>(a), m, w, panel_begin, panel_end, y);
+}
+void panels_avx2(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
+                 int64_t panel_end, float* y) {
+  kernels::matmul_bf16_panels_avx2(reinterpret_cast<const float*>(a), m, w, panel_begin, panel_end, y);
 }
 void panels_amx(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
                 int64_t panel_end, float* y) {
@@ -74,13 +88,14 @@ class Bf16PanelsFormat final : public WeightFormat {
         std::memcpy(&staged[static_cast<size_t>(r * k + col)], w.data + bf16_panel_offset(k, rows[static_cast<size_t>(r)], col), 2);
     bf16_pack_panels(reinterpret_cast<const std::byte*>(staged.data()), n, k, 0, n, packed);
   }
-  // Only fast mode rounds inputs to bf16, which is what `vdpbf16ps` and `tdpbf16ps` multiply; fp32
-  // activations (f32 mode) go through the reference. With AMX every batch size computes the tile
+  // `vdpbf16ps` and `tdpbf16ps` multiply bf16 inputs, so on AVX-512 only fast mode runs a kernel and
+  // fp32 activations (f32 mode) go through the reference. With AMX every batch size computes the tile
   // arithmetic (decode in vectors that keep it, matmul_bf16_panels_amx.cpp), so a row's bits never
-  // depend on how many rows share its call.
+  // depend on how many rows share its call. AVX2 multiplies in fp32, so it runs both modes.
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
     if (isa == Isa::amx && round_input_bf16) return FastMatmul{&kTokenRows, panels_amx};
     if (isa == Isa::avx512 && round_input_bf16) return FastMatmul{&kTokenTiles, panels_avx512};
+    if (isa == Isa::avx2) return FastMatmul{&kPairRows, panels_avx2};
     return std::nullopt;
   }
 };

@@ -1,7 +1,7 @@
-// Bf16 panels: bf16 weights repacked at load into the layout of bf16_panels.h for the AVX-512 BF16
-// kernels (fast mode). Values unchanged (a pure permutation); the win is speed — one sequential
-// stream per thread for decode, an outer-product kernel with no horizontal sums for prefill
-// (docs/benchmarks.md).
+// Bf16 panels: bf16 weights repacked at load into the layout of bf16_panels.h for the AVX-512 BF16,
+// AMX and AVX2 kernels (fast mode). Values unchanged (a pure permutation); the win is speed — one
+// sequential stream per thread for decode, an outer-product kernel with no horizontal sums for
+// prefill (docs/benchmarks.md).
 #pragma once
 
 #include "kernels/formats/weight_format.h"

@@ -1,4 +1,4 @@
-// AVX-512 BF16 and AMX kernels on weights in the bf16 panel layout (bf16_panels.h).
+// AVX-512 BF16, AMX and AVX2 kernels on weights in the bf16 panel layout (bf16_panels.h).
 #pragma once
 
 #include <cstdint>
@@ -33,5 +33,15 @@ void matmul_bf16_panels_amx(const uint32_t* xr, int64_t m, const TensorView& w, 
 
 // The AMX kernel's oracle: its arithmetic in plain loops (bf16_panels_amx_reference.cpp).
 void bf16_panels_amx_reference_matmul(const float* x, int64_t m, const TensorView& w, float* y);
+
+// AVX2 + FMA (Isa::avx2), both modes. The activations are fp32 pair rows: row r of x (rounded to bf16,
+// nearest even, in fast mode) at r · bf16_f32_pair_row_floats(k) floats, zero past k, so a token's
+// pair j is two adjacent floats at 2j.
+inline int64_t bf16_f32_pair_row_floats(int64_t k) { return 2 * bf16_pairs(k); }
+void pack_f32_pair_rows(const float* x, int64_t k, bool round_bf16, int64_t r_begin, int64_t r_end, float* out);
+void matmul_bf16_panels_avx2(const float* x, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
+                             float* y);
+// Its oracle: each output one fp32 FMA chain from 0 over the inputs in order (bf16_panels_fma_reference.cpp).
+void bf16_panels_fma_reference_matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16);
 
 }  // namespace ds::kernels

@@ -1,3 +1,4 @@
-ds_kernel_sources(generic bf16_panels_format.cpp bf16_panels_amx_reference.cpp)
+ds_kernel_sources(generic bf16_panels_format.cpp bf16_panels_amx_reference.cpp bf16_panels_fma_reference.cpp)
 ds_kernel_sources(avx512_bf16 matmul_bf16_panels_avx512.cpp)
 ds_kernel_sources(amx matmul_bf16_panels_amx.cpp)
+ds_kernel_sources(avx2 matmul_bf16_panels_avx2.cpp)
