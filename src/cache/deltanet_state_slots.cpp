@@ -14,8 +14,8 @@ DeltaNetStateSlots::DeltaNetStateSlots(int64_t num_slots, int64_t num_layers, in
       num_layers_(num_layers),
       conv_size_(conv_history * conv_channels),
       recurrent_size_(num_v_heads * k_dim * v_dim),
-      conv_(new float[static_cast<size_t>(num_slots * num_layers * conv_size_)]),
-      recurrent_(new float[static_cast<size_t>(num_slots * num_layers * recurrent_size_)]) {}
+      conv_(static_cast<uint64_t>(num_slots * num_layers * conv_size_)),
+      recurrent_(static_cast<uint64_t>(num_slots * num_layers * recurrent_size_)) {}
 
 float* DeltaNetStateSlots::conv(int32_t slot, int64_t layer) {
   DS_CHECK(slot >= 0 && slot < num_slots_ && layer >= 0 && layer < num_layers_, "slot ", slot, " layer ", layer);

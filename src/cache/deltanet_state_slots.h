@@ -4,9 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "kernels/backend.h"
+#include "util/anonymous_memory.h"
 
 namespace ds {
 
@@ -29,8 +29,8 @@ class DeltaNetStateSlots {
  private:
   int64_t num_slots_, num_layers_, conv_size_, recurrent_size_;
   // Uninitialised until a slot is handed out (reset or restore writes it): unused slots stay unresident.
-  std::unique_ptr<float[]> conv_;       // [num_slots, num_layers, conv_history, conv_channels]
-  std::unique_ptr<float[]> recurrent_;  // [num_slots, num_layers, num_v_heads, k_dim, v_dim]
+  AnonymousArray<float> conv_;       // [num_slots, num_layers, conv_history, conv_channels]
+  AnonymousArray<float> recurrent_;  // [num_slots, num_layers, num_v_heads, k_dim, v_dim]
 };
 
 }  // namespace ds

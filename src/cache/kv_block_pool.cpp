@@ -15,8 +15,8 @@ KvBlockPool::KvBlockPool(int64_t num_blocks, int64_t block_size, int64_t num_lay
       dtype_(dtype),
       block_stride_(block_size * num_kv_heads * head_dim),
       size_(num_layers * num_blocks * block_stride_),
-      k_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]),
-      v_(new std::byte[static_cast<size_t>(size_ * kv_dtype_bytes(dtype))]) {
+      k_(static_cast<uint64_t>(size_ * kv_dtype_bytes(dtype))),
+      v_(static_cast<uint64_t>(size_ * kv_dtype_bytes(dtype))) {
   DS_CHECK(block_size > 0 && 64 % block_size == 0, "block size ", block_size, " must divide 64");
   DS_CHECK(dtype != KvDtype::bf16 || head_dim % 2 == 0, "a bf16 KV cache keeps keys in dim pairs: head_dim ", head_dim,
            " must be even");

@@ -5,9 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "kernels/backend.h"
+#include "util/anonymous_memory.h"
 
 namespace ds {
 
@@ -40,8 +40,8 @@ class KvBlockPool {
   // Left uninitialised: a position is written before it is read, and untouched pages of a large
   // budget stay unresident (RSS grows with the context actually used).
   int64_t size_;                       // elements in k_ (and in v_)
-  std::unique_ptr<std::byte[]> k_;    // [num_layers, num_blocks, block_size, num_kv_heads, head_dim] of dtype
-  std::unique_ptr<std::byte[]> v_;    // same
+  AnonymousArray<std::byte> k_;  // [num_layers, num_blocks, block_size, num_kv_heads, head_dim] of dtype
+  AnonymousArray<std::byte> v_;  // same
 };
 
 }  // namespace ds

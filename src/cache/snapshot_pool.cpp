@@ -10,7 +10,7 @@ namespace ds {
 SnapshotPool::SnapshotPool(int64_t capacity, int64_t floats_per_snapshot)
     : capacity_(std::max<int64_t>(0, capacity)),
       floats_(floats_per_snapshot),
-      states_(capacity_ > 0 ? new float[static_cast<size_t>(capacity_ * floats_)] : nullptr),
+      states_(static_cast<uint64_t>(capacity_ * floats_)),
       entries_(static_cast<size_t>(capacity_)) {
   by_key_.reserve(static_cast<size_t>(capacity_));
 }

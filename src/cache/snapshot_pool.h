@@ -11,13 +11,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "cache/prefix_cache_listener.h"
+#include "util/anonymous_memory.h"
 
 namespace ds {
 
@@ -74,7 +74,7 @@ class SnapshotPool {
   };
 
   int64_t capacity_, floats_;
-  std::unique_ptr<float[]> states_;  // [capacity, floats_per_snapshot], resident as snapshots are taken
+  AnonymousArray<float> states_;  // [capacity, floats_per_snapshot], resident as snapshots are taken
   std::vector<Entry> entries_;        // [capacity]
   // The entry insert() overwrites: an empty one, else the least recently used that is no branch point.
   Entry& entry_to_overwrite();
