@@ -19,7 +19,7 @@ int32_t dpbusd_loop(int64_t iterations);
 }  // namespace probe
 
 namespace {
-float sum_scalar(const float* data, size_t count) {
+DS_PROBE_LOOP float sum_scalar(const float* data, size_t count) {
   float a[8] = {};
   for (size_t i = 0; i + 8 <= count; i += 8)
     for (int j = 0; j < 8; ++j) a[j] += data[i + j];

@@ -7,6 +7,10 @@
 #include "kernels/cpu/isa.h"
 #include "util/thread_pool.h"
 
+// On the probes' loops: they time the machine's units, and the sanitizer build instruments the
+// kernels too, so its checks would time the sanitizer instead (and take most of a bench run there).
+#define DS_PROBE_LOOP __attribute__((no_sanitize("address", "undefined")))
+
 namespace ds {
 
 // Bytes/s reading `bytes` (split in contiguous ranges, one per thread), best of `repeats`.

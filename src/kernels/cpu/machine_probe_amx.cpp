@@ -1,13 +1,15 @@
 // AMX probe loop (compiled for AMX only; called at Isa::amx, after detect_isa's permission request).
 #include <cstdint>
 
+#include "kernels/cpu/machine_probe.h"
+
 #include "kernels/cpu/amx_tiles.h"
 
 namespace ds::probe {
 
 // 4 independent C tiles × `iterations` × 16 × 16 × 32 bf16 products × 2 flops, operands resident
 // in tiles: what the tile unit can do, not what feeding it from memory allows.
-float tdpbf16_loop(int64_t iterations) {
+DS_PROBE_LOOP float tdpbf16_loop(int64_t iterations) {
   kernels::TileConfig config;
   for (int t = 0; t < 8; ++t) config.tile(t, kernels::kAmxTileRows, kernels::kAmxTileBytes);
   const kernels::TileScope tiles(config);

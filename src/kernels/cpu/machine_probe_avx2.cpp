@@ -3,11 +3,13 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/machine_probe.h"
+
 namespace ds::probe {
 
 // 10 independent accumulators × `iterations` × 8 fp32 lanes × 2 flops (`vfmadd231ps` ymm): the peak of
 // the AVX2 kernels, which widen bf16 weights to fp32 and multiply-add in fp32.
-float fma_loop(int64_t iterations) {
+DS_PROBE_LOOP float fma_loop(int64_t iterations) {
   __m256 acc[10];
   for (auto& a : acc) a = _mm256_setzero_ps();
   const __m256 x = _mm256_set1_ps(1.0f), y = _mm256_set1_ps(0x1p-20f);

@@ -4,9 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/machine_probe.h"
+
 namespace ds::probe {
 
-float sum_avx512(const float* data, size_t count) {
+DS_PROBE_LOOP float sum_avx512(const float* data, size_t count) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
   for (; i + 64 <= count; i += 64) {
@@ -23,7 +25,7 @@ float sum_avx512(const float* data, size_t count) {
 }
 
 // 10 independent accumulators × `iterations` × 32 bf16 products × 2 flops.
-float dpbf16_loop(int64_t iterations) {
+DS_PROBE_LOOP float dpbf16_loop(int64_t iterations) {
   __m512 acc[10];
   for (auto& a : acc) a = _mm512_setzero_ps();
   const __m512i x = _mm512_set1_epi16(0x3f80), y = _mm512_set1_epi16(0x3c00);  // 1.0, ~0.0078
@@ -37,7 +39,7 @@ float dpbf16_loop(int64_t iterations) {
 }
 
 // 10 independent int32 accumulators × `iterations` × 64 int8 products × 2 ops (`vpdpbusd`).
-int32_t dpbusd_loop(int64_t iterations) {
+DS_PROBE_LOOP int32_t dpbusd_loop(int64_t iterations) {
   __m512i acc[10];
   for (auto& a : acc) a = _mm512_setzero_si512();
   const __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-2);
