@@ -304,7 +304,9 @@ int run_bench(const BenchOptions& options) {
                 (avx2_only ? str_cat("compute peak: AVX2 fp32 FMA ", fixed(fma_peak / 1e9, 0), " GFLOP/s (no AVX-512)")
                            : str_cat("bf16 peaks: AVX-512 ", fixed(avx512_peak / 1e9, 0), " GFLOP/s")).c_str(),
                 (str_cat(amx_peak > 0 ? str_cat(", AMX tiles ", fixed(amx_peak / 1e9, 0), " GFLOP/s") : "",
-                         int8 ? str_cat("; int8 dot peak ", fixed(int8_peak / 1e9, 0), " GOP/s") : ""))
+                         !int8             ? std::string()
+                         : int8_peak > 0 ? str_cat("; int8 dot peak ", fixed(int8_peak / 1e9, 0), " GOP/s")
+                                         : std::string("; no int8 dot peak (no AVX-512 VNNI)")))
                     .c_str());
 
   Xoshiro256 rng(1);
@@ -342,8 +344,9 @@ int run_bench(const BenchOptions& options) {
                  ", \"fma_peak_gflops\": ", fma_peak / 1e9,
                  ", \"int8_peak_gops\": ", int8_peak / 1e9,
                  ", \"amx_peak_gflops\": ", amx_peak / 1e9),
-         str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1), "% of the ", peak_name,
-                 " peak in layer matmuls"));
+         peak_flops > 0 ? str_cat("TTFT ", fixed(seconds, 3), " s, ", fixed(compute_fraction * 100, 1), "% of the ",
+                                  peak_name, " peak in layer matmuls")
+                        : str_cat("TTFT ", fixed(seconds, 3), " s (no ", peak_name, " peak on this CPU to compare with)"));
   }
 
   // Decode: decode_tokens after a 128-token prompt, greedy. The bandwidth these machines give swings
