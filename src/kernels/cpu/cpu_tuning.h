@@ -20,13 +20,15 @@ struct CpuTuning {
   // distance is its own: 80–82% without, 84–89% with 2–4 KiB); on Zen 4, prefetching the bf16
   // panels was no faster on 2 threads and 4% slower on 1.
   int64_t decode_prefetch_bytes = 0;
-  // The same for the K-quant panels (kernels/formats/kquant/), whose decode streams a panel's codes
-  // and its side bytes at once (a superblock's worth of the stream per superblock). Zen 4 (family 25):
-  // 48 KiB ahead into L2 — a 2-thread Q4_K decode stream read 17–25 GB/s without prefetching, 15
-  // 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K 11–16, 10–13, 20–42; the VM's bandwidth
-  // swings, hence ranges). Zen 5 (family 26): 3 KiB ahead into L1 — one thread read 15–18 GB/s of Q4_K
-  // without, 25–26 with (4 KiB the same, 6–8 KiB worse; int8 panels there: 30–39 GB/s). Every
-  // other CPU takes Zen 5's until measured (docs/benchmarks.md).
+  // The same for the K-quant panels (kernels/formats/kquant/, the AVX-512 and AVX2 kernels), whose
+  // decode streams a panel's codes and its side bytes at once (a superblock's worth of the stream per
+  // superblock). Zen 4 (family 25 with AVX-512): 48 KiB ahead into L2 — a 2-thread Q4_K decode stream
+  // read 17–25 GB/s without prefetching, 15 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K
+  // 11–16, 10–13, 20–42; the VM's bandwidth swings, hence ranges). Zen 5 (family 26): 3 KiB ahead
+  // into L1 — one thread read 15–18 GB/s of Q4_K without, 25–26 with (4 KiB the same, 6–8 KiB worse;
+  // int8 panels there: 30–39 GB/s). Zen 3 (family 25 without AVX-512; the AVX2 kernel), 2B Q4_K_M
+  // decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1 65–70%, 16 KiB into L2
+  // 64–65%, 48 KiB into L2 55–67%. Every other CPU takes Zen 5's until measured (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {3072, false};
 };
 
