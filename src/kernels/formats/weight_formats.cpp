@@ -1,6 +1,4 @@
 // The registry of weight formats, and what formats share unless they say otherwise.
-#include <vector>
-
 #include "kernels/formats/bf16_panels/bf16_panels_format.h"
 #include "kernels/formats/fp8/fp8_blocks_format.h"
 #include "kernels/formats/fp8/fp8_panels_format.h"
@@ -10,6 +8,7 @@
 #include "kernels/formats/q5_k/q5_k.h"
 #include "kernels/formats/q6_k/q6_k.h"
 #include "kernels/formats/q8_0/q8_0_format.h"
+#include "kernels/formats/reference_rows.h"
 #include "kernels/formats/row_major/row_major_format.h"
 #include "kernels/formats/weight_format.h"
 #include "util/check.h"
@@ -39,20 +38,11 @@ TensorView WeightFormat::packed_view(const TensorView& source, const std::byte* 
 // order: the oracle of every format whose kernels take fp32 or bf16 activations.
 void WeightFormat::reference_matmul(const float* x, int64_t m, const TensorView& w, float* y,
                                     bool round_input_bf16) const {
-  DS_CHECK(w.shape.size() == 2, "matmul weight ", w.name, " must be 2-D");
-  const int64_t n = w.shape[0], k = w.shape[1];
-  std::vector<float> row(static_cast<size_t>(k));    // [k] one weight row
-  std::vector<float> input(static_cast<size_t>(m * k));  // [m, k]
-  for (int64_t i = 0; i < m * k; ++i) input[i] = round_input_bf16 ? bf16_to_float(float_to_bf16(x[i])) : x[i];
-  for (int64_t col = 0; col < n; ++col) {
-    dequantize_row(w, col, row.data());
-    for (int64_t r = 0; r < m; ++r) {
-      const float* xr = input.data() + r * k;
-      float acc = 0.0f;
-      for (int64_t i = 0; i < k; ++i) acc += xr[i] * row[i];
-      y[r * n + col] = acc;
-    }
-  }
+  reference_rows_matmul(*this, x, m, w, round_input_bf16, y, [](const float* xr, const float* row, int64_t k) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < k; ++i) acc += xr[i] * row[i];
+    return acc;
+  });
 }
 
 const WeightFormat& weight_format(WeightFormatId id, DType dtype) {

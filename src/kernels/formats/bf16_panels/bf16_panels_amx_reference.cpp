@@ -8,38 +8,28 @@
 // nearest even. (A chain of `vdpbf16ps`, which adds each pair straight into the accumulator, differs
 // in 91% of outputs at k = 2,048.) bf16 × bf16 products are exact in fp32, so only the additions round.
 // Denormals, which the hardware flushes to zero, are not modelled: the tests use normal values.
-#include <vector>
+#include <algorithm>
 
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
-#include "kernels/formats/weight_format.h"
+#include "kernels/formats/reference_rows.h"
 #include "util/check.h"
-#include "util/float16.h"
 
 namespace ds::kernels {
 
 void bf16_panels_amx_reference_matmul(const float* x, int64_t m, const TensorView& w, float* y) {
-  DS_CHECK(w.format == WeightFormatId::bf16_panels && w.shape.size() == 2, "AMX bf16 reference on ", w.name);
-  const int64_t n = w.shape[0], k = w.shape[1];
-  std::vector<float> row(static_cast<size_t>(k));      // [k] one weight row
-  std::vector<float> input(static_cast<size_t>(m * k));  // [m, k] rounded to bf16
-  for (int64_t i = 0; i < m * k; ++i) input[i] = bf16_to_float(float_to_bf16(x[i]));
-  const WeightFormat& format = format_of(w);
-  for (int64_t col = 0; col < n; ++col) {
-    format.dequantize_row(w, col, row.data());
-    for (int64_t r = 0; r < m; ++r) {
-      const float* xr = input.data() + r * k;
-      float acc = 0.0f;
-      for (int64_t first = 0; first < k; first += 2 * kBf16PanelPairAlign) {  // one tile product
-        float even = 0.0f, odd = 0.0f;
-        for (int64_t i = first; i < std::min(k, first + 2 * kBf16PanelPairAlign); i += 2) {
-          even += xr[i] * row[i];
-          if (i + 1 < k) odd += xr[i + 1] * row[i + 1];
-        }
-        acc += even + odd;
+  DS_CHECK(w.format == WeightFormatId::bf16_panels, "AMX bf16 reference on ", w.name);
+  reference_rows_matmul(format_of(w), x, m, w, true, y, [](const float* xr, const float* row, int64_t k) {
+    float acc = 0.0f;
+    for (int64_t first = 0; first < k; first += 2 * kBf16PanelPairAlign) {  // one tile product
+      float even = 0.0f, odd = 0.0f;
+      for (int64_t i = first; i < std::min(k, first + 2 * kBf16PanelPairAlign); i += 2) {
+        even += xr[i] * row[i];
+        if (i + 1 < k) odd += xr[i + 1] * row[i + 1];
       }
-      y[r * n + col] = acc;
+      acc += even + odd;
     }
-  }
+    return acc;
+  });
 }
 
 }  // namespace ds::kernels
