@@ -78,7 +78,7 @@ using Tile = void (*)(const float*, int64_t, const std::byte*, int64_t, float*, 
 // take the 4-token × 16-row tile on chunks of kChunkPairs pairs (4 KiB), both halves of a chunk in
 // turn, so the stream stays sequential and the second half comes from L1; the others (or fewer
 // tokens) tiles of up to 3 tokens × 32 rows. Measured on Zen 3, 2 threads, a 128 MiB weight: m = 4 in
-// 6.0–6.3 ms with chunks of 16 or 32 pairs, 6.5–6.8 with 64, 6.9 in whole-k halves, 6.5–6.8 as 3 + 1
+// 6.0–6.3 ms with chunks of 16 or 32 pairs, 6.5–6.8 with 64, 6.9 in whole-k halves, 6.4–6.5 as 3 + 1
 // whole panels; m = 3 as one 3 × 32 tile in 5.1–5.4 ms where 16-row halves took 7.3–8.0.
 constexpr int64_t kStreamTokens = 6;
 constexpr int64_t kChunkPairs = 32;
@@ -101,9 +101,9 @@ void stream_panel(const float* x, int64_t ldx, int64_t m, const std::byte* panel
 // turn, the weights from L2. A tile spends kPairBlock pairs between loading and storing its
 // accumulators, and a panel's slice of kPairBlock pairs (128 KiB) serves every tile of a token block
 // (kTileBlock tiles, 256 tokens) before the next slice, so weights come from memory once per block.
-// Measured on Zen 3, 2 threads, m = 512, 16384 × 2048: 126–132 GFLOP/s (64% of the FMA peak) where
-// 3 × 32 tiles ran 89–92; pair blocks of 256 or 512 and token blocks of 16 or 32 tiles were 2–15%
-// slower, 128 or 256 tiles the same.
+// Measured on Zen 3, 2 threads, m = 512, 16384 × 2048: 126–132 GFLOP/s (61–64% of the 205 GFLOP/s FMA
+// peak) where 3 × 32 tiles ran 89–92; pair blocks of 256 or 512 and token blocks of 16 or 32 tiles
+// were 2–17% slower, 128 or 256 tiles the same.
 constexpr int64_t kTile = 4;
 constexpr Tile kHalfTiles[kTile] = {tile<1, 2>, tile<2, 2>, tile<3, 2>, tile<4, 2>};
 constexpr int64_t kPairBlock = 1024;
