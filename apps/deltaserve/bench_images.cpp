@@ -6,6 +6,7 @@
 
 #include "jpeg_encode.h"
 #include "token_list.h"
+#include "util/elapsed.h"
 #include "util/random.h"
 #include "util/str_cat.h"
 #include "vision/decode_image.h"
@@ -19,7 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kJpegQuality = 90;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Forwards every op to `inner`, adding the wall time of the matmuls and of the attention: the
 // tower's time split by kind.

@@ -89,8 +89,6 @@ std::string mtp_summary(const Qwen35Weights& weights, const ModelSummary& summar
                  human_count(s.params), " parameters, ", human_bytes(s.bytes));
 }
 
-void print_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
-
 int run_inspect(const InspectOptions& options) {
   if (options.model_dir.ends_with(".gguf")) return inspect_gguf(options.model_dir);
   auto files = find_checkpoint_files(options.model_dir);
@@ -111,25 +109,25 @@ int run_inspect(const InspectOptions& options) {
 
   std::printf("%s\n", options.model_dir.c_str());
   std::string arch = m.architectures.empty() ? std::string("(no architectures)") : m.architectures.front();
-  print_row("architecture", str_cat(arch, " (model_type ", m.model_type, m.nested ? ", text " + c.model_type : std::string(),
+  print_inspect_row("architecture", str_cat(arch, " (model_type ", m.model_type, m.nested ? ", text " + c.model_type : std::string(),
                                     m.transformers_version.empty() ? "" : ", transformers " + m.transformers_version, ")"));
-  print_row("layout", str_cat(report.text_prefix == kNestedTextPrefix ? "released (model.language_model.*)" : "text-only (model.*)",
+  print_inspect_row("layout", str_cat(report.text_prefix == kNestedTextPrefix ? "released (model.language_model.*)" : "text-only (model.*)",
                               ", ", checkpoint->files().size(), " file(s), ", human_bytes(summary.total_bytes)));
-  print_row("text model", str_cat("hidden ", c.hidden_size, ", ", c.num_hidden_layers, " layers (", n_linear,
+  print_inspect_row("text model", str_cat("hidden ", c.hidden_size, ", ", c.num_hidden_layers, " layers (", n_linear,
                                   " linear_attention + ", n_full, " full_attention), intermediate ", c.intermediate_size,
                                   ", vocab ", c.vocab_size));
-  print_row("layer pattern", layer_pattern(c));
-  print_row("attention", str_cat(c.num_attention_heads, " query heads (+ output gate), ", c.num_key_value_heads,
+  print_inspect_row("layer pattern", layer_pattern(c));
+  print_inspect_row("attention", str_cat(c.num_attention_heads, " query heads (+ output gate), ", c.num_key_value_heads,
                                  " KV heads, head_dim ", c.head_dim, ", rotary ", c.rotary_dim(), " (partial ",
                                  c.rope.partial_rotary_factor, "), theta ", c.rope.rope_theta,
                                  c.rope.mrope_section.empty() ? std::string()
                                      : str_cat(", mrope [", c.rope.mrope_section[0], ",", c.rope.mrope_section[1], ",",
                                                c.rope.mrope_section[2], "] interleaved")));
-  print_row("deltanet", str_cat(c.linear_num_key_heads, " key heads × ", c.linear_key_head_dim, ", ",
+  print_inspect_row("deltanet", str_cat(c.linear_num_key_heads, " key heads × ", c.linear_key_head_dim, ", ",
                                 c.linear_num_value_heads, " value heads × ", c.linear_value_head_dim, ", conv kernel ",
                                 c.linear_conv_kernel_dim, ", conv channels ", c.conv_dim()));
-  print_row("head", weights->tied ? "tied to embed_tokens" : "untied (lm_head.weight)");
-  for (const std::string& ignored : report.ignored) print_row("ignored", ignored);
+  print_inspect_row("head", weights->tied ? "tied to embed_tokens" : "untied (lm_head.weight)");
+  for (const std::string& ignored : report.ignored) print_inspect_row("ignored", ignored);
   if (m.vision) {
     const VisionConfig& v = *m.vision;
     const auto part = summary.parts.find(WeightPart::vision);
@@ -138,21 +136,21 @@ int run_inspect(const InspectOptions& options) {
                                  : str_cat(part->second.tensors, " tensors, ", human_count(part->second.params), " parameters, ",
                                            human_bytes(part->second.bytes));
     const bool preprocessor = std::filesystem::exists(std::filesystem::path(options.model_dir) / "preprocessor_config.json");
-    print_row("vision", str_cat("depth ", v.depth, ", hidden ", v.hidden_size, ", ", v.num_heads, " heads, patch ",
+    print_inspect_row("vision", str_cat("depth ", v.depth, ", hidden ", v.hidden_size, ", ", v.num_heads, " heads, patch ",
                                 v.patch_size, ", merge ", v.spatial_merge_size, ", out ", v.out_hidden_size, "; ", size,
                                 preprocessor ? "; images served (preprocessor_config.json)"
                                              : "; no preprocessor_config.json: images refused"));
   } else {
-    print_row("vision", report.skipped_vision.empty() ? "none" : str_cat(report.skipped_vision.size(), " tensors without a vision_config, skipped"));
+    print_inspect_row("vision", report.skipped_vision.empty() ? "none" : str_cat(report.skipped_vision.size(), " tensors without a vision_config, skipped"));
   }
-  print_row("mtp", mtp_summary(*weights, summary, c));
-  print_row("dtypes", str_cat(dtype_totals(*checkpoint), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
-  if (m.quantization) print_row("quantization", block_fp8_summary(*checkpoint, *m.quantization));
+  print_inspect_row("mtp", mtp_summary(*weights, summary, c));
+  print_inspect_row("dtypes", str_cat(dtype_totals(*checkpoint), c.dtype.empty() ? std::string() : " (config dtype " + c.dtype + ")"));
+  if (m.quantization) print_inspect_row("quantization", block_fp8_summary(*checkpoint, *m.quantization));
   const CheckpointFiles& f = *files;
-  print_row("tokenizer", str_cat(f.tokenizer_json ? "tokenizer.json" : "no tokenizer.json",
+  print_inspect_row("tokenizer", str_cat(f.tokenizer_json ? "tokenizer.json" : "no tokenizer.json",
                                  f.tokenizer_config ? ", tokenizer_config.json" : ", no tokenizer_config.json"));
-  print_row("chat template", f.chat_template_source.empty() ? "none" : "from " + f.chat_template_source);
-  print_row("generation", f.generation_config ? "generation_config.json" : "no generation_config.json (built-in defaults)");
+  print_inspect_row("chat template", f.chat_template_source.empty() ? "none" : "from " + f.chat_template_source);
+  print_inspect_row("generation", f.generation_config ? "generation_config.json" : "no generation_config.json (built-in defaults)");
 
   std::printf("\n  %-12s %12s %14s %8s  %s\n", "part", "params", "bytes", "tensors", "dtypes");
   for (WeightPart part : kAllWeightParts) {

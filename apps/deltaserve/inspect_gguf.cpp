@@ -14,9 +14,10 @@
 #include "util/str_cat.h"
 
 namespace ds::app {
-namespace {
 
-void print_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
+void print_inspect_row(const char* key, const std::string& value) { std::printf("  %-15s %s\n", key, value.c_str()); }
+
+namespace {
 
 std::string metadata_text(const GgufFile& gguf, const char* key) {
   const GgufEntry* e = gguf.find(key);
@@ -62,19 +63,19 @@ int inspect_gguf(const std::string& path) {
 
   std::printf("%s\n", path.c_str());
   const std::string arch = metadata_text(gguf, "general.architecture");
-  print_row("container", str_cat("GGUF v", gguf.version, ", ", gguf.metadata.size(), " metadata pairs, ", gguf.tensors.size(),
+  print_inspect_row("container", str_cat("GGUF v", gguf.version, ", ", gguf.metadata.size(), " metadata pairs, ", gguf.tensors.size(),
                                  " tensors, alignment ", gguf.alignment, ", ", human_bytes(file->size())));
-  print_row("architecture", arch == "qwen35" ? arch
+  print_inspect_row("architecture", arch == "qwen35" ? arch
                                              : str_cat(arch, " (deltaserve runs architecture qwen35 — Qwen3.5 / Qwen3.6 dense)"));
-  print_row("name", metadata_text(gguf, "general.name"));
+  print_inspect_row("name", metadata_text(gguf, "general.name"));
   if (gguf.find("split.count") != nullptr)
-    print_row("split", str_cat("file ", metadata_text(gguf, "split.no"), " of ", metadata_text(gguf, "split.count"),
+    print_inspect_row("split", str_cat("file ", metadata_text(gguf, "split.no"), " of ", metadata_text(gguf, "split.count"),
                                " (this file's tensors only)"));
-  print_row("file type", metadata_text(gguf, "general.file_type"));
-  print_row("tokenizer", str_cat(metadata_text(gguf, "tokenizer.ggml.model"), " / ", metadata_text(gguf, "tokenizer.ggml.pre"),
+  print_inspect_row("file type", metadata_text(gguf, "general.file_type"));
+  print_inspect_row("tokenizer", str_cat(metadata_text(gguf, "tokenizer.ggml.model"), " / ", metadata_text(gguf, "tokenizer.ggml.pre"),
                                  ", tokens: ", metadata_text(gguf, "tokenizer.ggml.tokens")));
-  print_row("chat template", gguf.find("tokenizer.chat_template") != nullptr ? "in the metadata" : "none");
-  print_row("as a model", model_text(path));
+  print_inspect_row("chat template", gguf.find("tokenizer.chat_template") != nullptr ? "in the metadata" : "none");
+  print_inspect_row("as a model", model_text(path));
 
   struct TypeTotals {
     int64_t tensors = 0, numel = 0;

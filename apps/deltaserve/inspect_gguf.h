@@ -8,4 +8,7 @@ namespace ds::app {
 
 int inspect_gguf(const std::string& path);
 
+// One "key  value" line of an inspect report (both reports share the layout).
+void print_inspect_row(const char* key, const std::string& value);
+
 }  // namespace ds::app

@@ -8,6 +8,7 @@
 
 #include "cache/hybrid_cache_store.h"
 #include "util/check.h"
+#include "util/elapsed.h"
 #include "util/human.h"
 #include "util/log.h"
 
@@ -15,7 +16,6 @@ namespace ds {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 

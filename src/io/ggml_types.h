@@ -15,6 +15,11 @@ struct GgmlTypeInfo {
   int64_t type_size;    // bytes per block
 };
 
+// The ids of the types the model computes with (a stored element type, or a block type with a weight
+// format in kernels/formats/).
+inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ8_0 = 8, kGgmlQ4_K = 12, kGgmlQ5_K = 13, kGgmlQ6_K = 14,
+                          kGgmlIQ4_XS = 23, kGgmlBF16 = 30;
+
 // The type with this id, or nullopt for an id no ggml release assigns (or one since removed).
 std::optional<GgmlTypeInfo> ggml_type_info(uint32_t id);
 

@@ -168,7 +168,6 @@ Status read_tensor(Reader& r, GgufTensor& t) {
   return {};
 }
 
-uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 }  // namespace
 
@@ -309,7 +308,7 @@ Result<GgufFile> parse_gguf(std::span<const std::byte> file, const std::string& 
     if (!names.insert(t.name).second) return r.error("tensor ", t.name, " appears twice");
   }
 
-  out.data_offset = align_up(r.position(), out.alignment);
+  out.data_offset = gguf_align_up(r.position(), out.alignment);
   if (!out.tensors.empty() && out.data_offset > file.size())
     return Status::errorf(file_name, ": the data section starts at byte ", out.data_offset, ", past the end of the file (",
                           file.size(), " bytes; a truncated download?)");
@@ -323,7 +322,7 @@ Result<GgufFile> parse_gguf(std::span<const std::byte> file, const std::string& 
       return Status::errorf(file_name, ": tensor ", t.name, " (", t.bytes, " bytes at data offset ", t.offset,
                             ") runs past the end of the file: the data section holds ", data_bytes,
                             " bytes (a truncated download?)");
-    expected = align_up(t.offset + t.bytes, out.alignment);
+    expected = gguf_align_up(t.offset + t.bytes, out.alignment);
   }
   return out;
 }

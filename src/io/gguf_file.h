@@ -22,6 +22,9 @@ inline constexpr uint32_t kGgufMaxDims = 4;           // GGML_MAX_DIMS
 inline constexpr size_t kGgufMaxTensorName = 63;      // GGML_MAX_NAME − 1 (the name and its NUL fit in 64 bytes)
 inline constexpr uint64_t kGgufDefaultAlignment = 32; // when general.alignment is absent
 
+// n rounded up to a multiple of alignment (tensor offsets, the data section).
+inline uint64_t gguf_align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
+
 // Metadata value types, numbered as in the file.
 enum class GgufType : uint32_t {
   uint8 = 0, int8 = 1, uint16 = 2, int16 = 3, uint32 = 4, int32 = 5, float32 = 6, boolean = 7,

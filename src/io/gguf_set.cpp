@@ -43,7 +43,7 @@ std::string architecture(const GgufFile& gguf) {
 }
 
 std::string part_name(const std::string& stem, int64_t index, int64_t count) {
-  char suffix[32];
+  char suffix[64];  // room for two 64-bit numbers, whatever a file's metadata claims
   std::snprintf(suffix, sizeof suffix, "-%05lld-of-%05lld.gguf", static_cast<long long>(index), static_cast<long long>(count));
   return stem + suffix;
 }

@@ -17,7 +17,6 @@ static_assert(std::endian::native == std::endian::little, "GGUF is written as li
 
 constexpr uint32_t kVersion = 3;
 
-uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 class Bytes {
  public:
@@ -32,7 +31,7 @@ class Bytes {
     out_ += s;
   }
   void put_raw(std::span<const std::byte> bytes) { out_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size()); }
-  void pad_to(uint64_t alignment) { out_.append(align_up(out_.size(), alignment) - out_.size(), '\0'); }
+  void pad_to(uint64_t alignment) { out_.append(gguf_align_up(out_.size(), alignment) - out_.size(), '\0'); }
   std::string take() { return std::move(out_); }
 
  private:
@@ -139,7 +138,7 @@ Result<std::string> gguf_header_bytes(const GgufMetadata& metadata, const std::v
     for (int64_t n : t.shape) out.put<uint64_t>(static_cast<uint64_t>(n));
     out.put<uint32_t>(t.type.id);
     out.put<uint64_t>(offset);
-    offset = align_up(offset + t.bytes(), alignment);
+    offset = gguf_align_up(offset + t.bytes(), alignment);
   }
   out.pad_to(alignment);
   return out.take();
@@ -154,7 +153,7 @@ Result<GgufWriter> GgufWriter::create(const std::string& path, const GgufMetadat
   uint64_t end = header.size();
   for (const GgufTensorDecl& t : tensors) {
     writer.offsets_.push_back(end);
-    end = align_up(end + t.bytes(), alignment);
+    end = gguf_align_up(end + t.bytes(), alignment);
   }
   writer.file_bytes_ = end;  // the last tensor padded too, as gguf-py writes (ggml's reader sums padded sizes)
   writer.tensors_ = std::move(tensors);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "io/ggml_types.h"
 #include "kernels/formats/weight_format.h"
 #include "model/gguf_config.h"
 #include "model/gguf_tensor_map.h"
@@ -18,27 +19,24 @@
 namespace ds {
 namespace {
 
-// The ggml types the model computes with, by id: stored element types, and block types with their
-// weight format (kernels/formats/).
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kIQ4_XS = 23, kBF16 = 30;
 constexpr const char* kSupportedTypes = "F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS";
 
 std::optional<DType> stored_dtype(uint32_t type) {
   switch (type) {
-    case kF32: return DType::F32;
-    case kF16: return DType::F16;
-    case kBF16: return DType::BF16;
+    case kGgmlF32: return DType::F32;
+    case kGgmlF16: return DType::F16;
+    case kGgmlBF16: return DType::BF16;
     default: return std::nullopt;
   }
 }
 
 std::optional<WeightFormatId> block_format(uint32_t type) {
   switch (type) {
-    case kQ8_0: return WeightFormatId::q8_0;
-    case kQ4_K: return WeightFormatId::q4_k;
-    case kQ5_K: return WeightFormatId::q5_k;
-    case kQ6_K: return WeightFormatId::q6_k;
-    case kIQ4_XS: return WeightFormatId::iq4_xs;
+    case kGgmlQ8_0: return WeightFormatId::q8_0;
+    case kGgmlQ4_K: return WeightFormatId::q4_k;
+    case kGgmlQ5_K: return WeightFormatId::q5_k;
+    case kGgmlQ6_K: return WeightFormatId::q6_k;
+    case kGgmlIQ4_XS: return WeightFormatId::iq4_xs;
     default: return std::nullopt;
   }
 }

@@ -16,9 +16,6 @@
 namespace ds {
 namespace {
 
-// ggml type ids (enum ggml_type).
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30;
-
 GgmlTypeInfo type(uint32_t id) { return *ggml_type_info(id); }
 
 struct FileTypeInfo {
@@ -29,10 +26,10 @@ struct FileTypeInfo {
 };
 
 constexpr FileTypeInfo kFileTypes[] = {
-    {GgufFileType::f32, "F32", 0, kF32},          {GgufFileType::f16, "F16", 1, kF16},
-    {GgufFileType::bf16, "BF16", 32, kBF16},      {GgufFileType::q8_0, "Q8_0", 7, kQ8_0},
-    {GgufFileType::q6_k, "Q6_K", 18, kQ6_K},      {GgufFileType::q5_k_m, "Q5_K_M", 17, kQ5_K},
-    {GgufFileType::q4_k_m, "Q4_K_M", 15, kQ4_K},
+    {GgufFileType::f32, "F32", 0, kGgmlF32},          {GgufFileType::f16, "F16", 1, kGgmlF16},
+    {GgufFileType::bf16, "BF16", 32, kGgmlBF16},      {GgufFileType::q8_0, "Q8_0", 7, kGgmlQ8_0},
+    {GgufFileType::q6_k, "Q6_K", 18, kGgmlQ6_K},      {GgufFileType::q5_k_m, "Q5_K_M", 17, kGgmlQ5_K},
+    {GgufFileType::q4_k_m, "Q4_K_M", 15, kGgmlQ4_K},
 };
 
 const FileTypeInfo& info(GgufFileType type) {
@@ -53,12 +50,12 @@ bool use_more_bits(int64_t layer, int64_t layers) {
 uint32_t mix_type(GgufFileType file, const GgufTensorName& t, int64_t layers, bool tied) {
   const std::string_view name = t.gguf;
   const bool output = name == "output.weight" || (tied && name == "token_embd.weight");
-  if (output) return file == GgufFileType::q8_0 ? kQ8_0 : kQ6_K;
+  if (output) return file == GgufFileType::q8_0 ? kGgmlQ8_0 : kGgmlQ6_K;
   const bool more_bits_mix = file == GgufFileType::q4_k_m || file == GgufFileType::q5_k_m;
   // attn_v and attn_qkv share one counter in llama.cpp (category_is_attn_v), which counts them in
   // name order within each layer: one per layer in qwen35, so the counter is the layer.
   const bool attn_v = ends_with(name, "attn_v.weight") || ends_with(name, "attn_qkv.weight");
-  if (more_bits_mix && (attn_v || ends_with(name, "ffn_down.weight")) && use_more_bits(t.layer, layers)) return kQ6_K;
+  if (more_bits_mix && (attn_v || ends_with(name, "ffn_down.weight")) && use_more_bits(t.layer, layers)) return kGgmlQ6_K;
   return info(file).base;
 }
 
@@ -80,29 +77,29 @@ GgmlTypeInfo gguf_tensor_type(GgufFileType file, const GgufTensorName& t, std::s
   const std::string_view name = t.gguf;
   const bool dense = shape.size() >= 2 && ends_with(name, ".weight") && !ends_with(name, "_norm.weight") &&
                      name.find("ssm_conv1d") == std::string_view::npos;
-  if (!dense) return type(kF32);
+  if (!dense) return type(kGgmlF32);
   uint32_t id = info(file).base;
   const bool k_mix = file == GgufFileType::q6_k || file == GgufFileType::q5_k_m || file == GgufFileType::q4_k_m;
   if (k_mix) id = mix_type(file, t, layers, tied);
   const GgmlTypeInfo chosen = type(id);
   if (shape[0] % chosen.block_size == 0) return chosen;
-  if (shape[0] % type(kQ8_0).block_size == 0 && id != kQ8_0) return type(kQ8_0);
-  return type(kF16);
+  if (shape[0] % type(kGgmlQ8_0).block_size == 0 && id != kGgmlQ8_0) return type(kGgmlQ8_0);
+  return type(kGgmlF16);
 }
 
 void encode_gguf_row(const GgmlTypeInfo& t, const float* x, int64_t n, std::byte* out) {
   DS_CHECK(n % t.block_size == 0, t.name, " row of ", n, " values is not whole blocks");
   switch (t.id) {
-    case kF32:
+    case kGgmlF32:
       std::memcpy(out, x, static_cast<size_t>(n) * 4);
       return;
-    case kF16: case kBF16:
+    case kGgmlF16: case kGgmlBF16:
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t half = t.id == kF16 ? float_to_fp16(x[i]) : float_to_bf16(x[i]);
+        const uint16_t half = t.id == kGgmlF16 ? float_to_fp16(x[i]) : float_to_bf16(x[i]);
         std::memcpy(out + 2 * i, &half, 2);
       }
       return;
-    case kQ8_0:
+    case kGgmlQ8_0:
       // gguf-py's __quantize_blocks (= ggml's quantize_row_q8_0_ref), in fp32.
       for (int64_t b = 0; b < n / 32; ++b) {
         const float* v = x + 32 * b;
@@ -116,8 +113,8 @@ void encode_gguf_row(const GgmlTypeInfo& t, const float* x, int64_t n, std::byte
         for (int i = 0; i < 32; ++i) block[2 + i] = static_cast<std::byte>(static_cast<int8_t>(std::round(v[i] * id)));
       }
       return;
-    case kQ4_K: case kQ5_K: case kQ6_K: {
-      const KquantType& k = t.id == kQ4_K ? q4_k_type() : t.id == kQ5_K ? q5_k_type() : q6_k_type();
+    case kGgmlQ4_K: case kGgmlQ5_K: case kGgmlQ6_K: {
+      const KquantType& k = t.id == kGgmlQ4_K ? q4_k_type() : t.id == kGgmlQ5_K ? q5_k_type() : q6_k_type();
       for (int64_t b = 0; b < n / kSuperblock; ++b) k.quantize(x + kSuperblock * b, out + k.block_bytes() * b);
       return;
     }

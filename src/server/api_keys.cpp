@@ -6,17 +6,9 @@
 #include <fstream>
 
 #include "util/str_cat.h"
+#include "util/trim.h"
 
 namespace ds::server {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 bool constant_time_equal(std::string_view a, std::string_view b) {
   // Every byte of the longer text is visited (the shorter one wraps around), and the differences
@@ -31,11 +23,11 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 
 bool ApiKeys::accepts(std::string_view authorization) const {
   constexpr std::string_view kScheme = "bearer ";
-  authorization = trim(authorization);
+  authorization = trim_spaces(authorization);
   if (authorization.size() <= kScheme.size()) return false;
   for (size_t i = 0; i < kScheme.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
-  const std::string_view presented = trim(authorization.substr(kScheme.size()));
+  const std::string_view presented = trim_spaces(authorization.substr(kScheme.size()));
   bool accepted = false;
   for (const std::string& key : keys_) accepted |= constant_time_equal(presented, key);  // no early exit
   return accepted;
@@ -46,7 +38,7 @@ Result<std::vector<std::string>> read_api_key_file(const std::string& path) {
   if (!in) return Status::errorf("--api-key-file ", path, ": cannot be read (expected a file with one key per line)");
   std::vector<std::string> keys;
   for (std::string line; std::getline(in, line);)
-    if (std::string_view key = trim(line); !key.empty()) keys.emplace_back(key);
+    if (std::string_view key = trim_spaces(line); !key.empty()) keys.emplace_back(key);
   if (keys.empty()) return Status::errorf("--api-key-file ", path, ": expected one key per line, found no key");
   return keys;
 }

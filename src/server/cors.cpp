@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/str_cat.h"
+#include "util/trim.h"
 
 namespace ds::server {
 namespace {
@@ -14,12 +15,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 bool contains(const std::vector<std::string>& list, std::string_view item) {
@@ -37,7 +32,7 @@ std::vector<std::string> split_commas(std::string_view text) {
   std::vector<std::string> items;
   for (size_t start = 0; start <= text.size();) {
     const size_t comma = std::min(text.find(',', start), text.size());
-    if (std::string_view item = trim(text.substr(start, comma - start)); !item.empty()) items.emplace_back(item);
+    if (std::string_view item = trim_spaces(text.substr(start, comma - start)); !item.empty()) items.emplace_back(item);
     start = comma + 1;
   }
   return items;
@@ -105,13 +100,13 @@ PreflightAnswer answer_preflight(const CorsPolicy& policy, std::string_view orig
 }
 
 std::string parse_flag_list(std::string_view text, std::vector<std::string>& out) {
-  text = trim(text);
+  text = trim_spaces(text);
   if (!text.empty() && text.front() == '[') {
     const auto list = nlohmann::json::parse(text, nullptr, false);
     if (list.is_discarded() || !list.is_array()) return str_cat("expected a JSON list of strings, found '", text, "'");
     for (const auto& item : list) {
       if (!item.is_string()) return str_cat("expected a JSON list of strings, found '", text, "'");
-      if (std::string_view s = trim(item.get_ref<const std::string&>()); !s.empty()) out.emplace_back(s);
+      if (std::string_view s = trim_spaces(item.get_ref<const std::string&>()); !s.empty()) out.emplace_back(s);
     }
     return {};
   }

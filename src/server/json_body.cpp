@@ -74,4 +74,23 @@ Status parse_json(const std::string& body, nlohmann::ordered_json& out) {
   return {};
 }
 
+std::optional<ApiError> parse_json_object(const std::string& body, nlohmann::ordered_json& out) {
+  if (Status parsed = parse_json(body, out); !parsed.ok()) return bad_request(parsed.message());
+  if (!out.is_object()) return bad_request(str_cat("the request body must be a JSON object, found ", json_kind(out)));
+  return std::nullopt;
+}
+
+const char* json_kind(const nlohmann::ordered_json& v) {
+  using Json = nlohmann::ordered_json;
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "a list";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::number_float: return "a number";
+    default: return "an integer";
+  }
+}
+
 }  // namespace ds::server

@@ -13,18 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const char* kind_of(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "a list";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::number_float: return "a number";
-    default: return "an integer";
-  }
-}
-
 // Reads optional fields of one JSON object; the first error sticks and later reads do nothing.
 class Fields {
  public:
@@ -45,7 +33,7 @@ class Fields {
   void number(const char* key, float& out, double min, double max) {
     const Json* v = get(key);
     if (!v) return;
-    if (!v->is_number()) return fail(key, str_cat("expected a number, found ", kind_of(*v)));
+    if (!v->is_number()) return fail(key, str_cat("expected a number, found ", json_kind(*v)));
     const double x = v->get<double>();
     if (!(x >= min && x <= max)) return fail(key, str_cat("expected a number in [", min, ", ", max, "], found ", x));
     out = static_cast<float>(x);
@@ -59,7 +47,7 @@ class Fields {
           std::fabs(v->get<double>()) < 9e15) {
         out = static_cast<int64_t>(v->get<double>());
       } else {
-        return fail(key, str_cat("expected an integer, found ", kind_of(*v)));
+        return fail(key, str_cat("expected an integer, found ", json_kind(*v)));
       }
     } else if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max)) {
       return fail(key, str_cat("expected an integer in [", min, ", ", max, "], found ", v->get<uint64_t>()));
@@ -71,13 +59,13 @@ class Fields {
   void boolean(const char* key, bool& out) {
     const Json* v = get(key);
     if (!v) return;
-    if (!v->is_boolean()) return fail(key, str_cat("expected true or false, found ", kind_of(*v)));
+    if (!v->is_boolean()) return fail(key, str_cat("expected true or false, found ", json_kind(*v)));
     out = v->get<bool>();
   }
   void string(const char* key, std::string& out) {
     const Json* v = get(key);
     if (!v) return;
-    if (!v->is_string()) return fail(key, str_cat("expected a string, found ", kind_of(*v)));
+    if (!v->is_string()) return fail(key, str_cat("expected a string, found ", json_kind(*v)));
     out = v->get<std::string>();
   }
 
@@ -85,12 +73,6 @@ class Fields {
   const Json& object_;
   std::string prefix_;
 };
-
-std::optional<ApiError> parse_object(const std::string& body, Json& out) {
-  if (Status parsed = parse_json(body, out); !parsed.ok()) return bad_request(parsed.message());
-  if (!out.is_object()) return bad_request(str_cat("the request body must be a JSON object, found ", kind_of(out)));
-  return std::nullopt;
-}
 
 // The fields both endpoints share.
 void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g) {
@@ -125,7 +107,7 @@ void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g
   f.boolean("ignore_eos", s.ignore_eos);
   f.boolean("skip_special_tokens", g.skip_special_tokens);
   if (const Json* options = f.get("stream_options")) {
-    if (!options->is_object()) return f.fail("stream_options", str_cat("expected an object, found ", kind_of(*options)));
+    if (!options->is_object()) return f.fail("stream_options", str_cat("expected an object, found ", json_kind(*options)));
     Fields o(*options, "stream_options.");
     o.boolean("include_usage", g.include_usage);
     if (o.error) f.error = o.error;
@@ -135,18 +117,18 @@ void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g
       g.stop.push_back(stop->get<std::string>());
     } else if (stop->is_array()) {
       for (const Json& item : *stop) {
-        if (!item.is_string()) return f.fail("stop", str_cat("expected a string or a list of strings, found a list holding ", kind_of(item)));
+        if (!item.is_string()) return f.fail("stop", str_cat("expected a string or a list of strings, found a list holding ", json_kind(item)));
         g.stop.push_back(item.get<std::string>());
       }
     } else {
-      return f.fail("stop", str_cat("expected a string or a list of strings, found ", kind_of(*stop)));
+      return f.fail("stop", str_cat("expected a string or a list of strings, found ", json_kind(*stop)));
     }
     if (g.stop.size() > 16) return f.fail("stop", str_cat("expected at most 16 stop strings, found ", g.stop.size()));
     for (const std::string& text : g.stop)
       if (text.empty()) return f.fail("stop", "stop strings must not be empty");
   }
   if (const Json* ids = f.get("stop_token_ids")) {
-    if (!ids->is_array()) return f.fail("stop_token_ids", str_cat("expected a list of token ids, found ", kind_of(*ids)));
+    if (!ids->is_array()) return f.fail("stop_token_ids", str_cat("expected a list of token ids, found ", json_kind(*ids)));
     for (const Json& id : *ids) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max())
         return f.fail("stop_token_ids", "expected a list of token ids (integers >= 0)");
@@ -163,7 +145,7 @@ void parse_generation(Fields& f, const SamplingDefaults& d, GenerationRequest& g
 // "image_url": {"url": ...}}; the service loads the URLs, image_inputs.h). Video is refused.
 void check_content(Fields& f, const Json& content, const std::string& path) {
   if (content.is_null() || content.is_string()) return;
-  if (!content.is_array()) return f.fail_at(str_cat(path, ".content"), str_cat("expected a string or a list of parts, found ", kind_of(content)));
+  if (!content.is_array()) return f.fail_at(str_cat(path, ".content"), str_cat("expected a string or a list of parts, found ", json_kind(content)));
   for (size_t i = 0; i < content.size(); ++i) {
     const Json& part = content[i];
     const std::string where = str_cat(path, ".content[", i, "]");
@@ -188,13 +170,13 @@ void check_content(Fields& f, const Json& content, const std::string& path) {
 
 void parse_messages(Fields& f, const Json* messages, Json& out) {
   if (!messages) return f.fail("messages", "required: a non-empty list of messages");
-  if (!messages->is_array()) return f.fail("messages", str_cat("expected a non-empty list of messages, found ", kind_of(*messages)));
+  if (!messages->is_array()) return f.fail("messages", str_cat("expected a non-empty list of messages, found ", json_kind(*messages)));
   if (messages->empty()) return f.fail("messages", "expected a non-empty list of messages, found an empty list");
   out = Json::array();
   for (size_t i = 0; i < messages->size(); ++i) {
     Json m = (*messages)[i];
     const std::string path = str_cat("messages[", i, "]");
-    if (!m.is_object()) return f.fail_at(path, str_cat("expected an object, found ", kind_of(m)));
+    if (!m.is_object()) return f.fail_at(path, str_cat("expected an object, found ", json_kind(m)));
     if (!m.contains("role") || !m["role"].is_string()) return f.fail_at(str_cat(path, ".role"), "expected a string");
     const std::string role = m["role"].get<std::string>();
     if (role != "system" && role != "developer" && role != "user" && role != "assistant" && role != "tool")
@@ -232,7 +214,7 @@ void parse_messages(Fields& f, const Json* messages, Json& out) {
 void parse_tools(Fields& f, ChatCompletionRequest& out) {
   const Json* tools = f.get("tools");
   if (tools) {
-    if (!tools->is_array()) return f.fail("tools", str_cat("expected a list of tools, found ", kind_of(*tools)));
+    if (!tools->is_array()) return f.fail("tools", str_cat("expected a list of tools, found ", json_kind(*tools)));
     for (size_t i = 0; i < tools->size(); ++i) {
       const Json& tool = (*tools)[i];
       if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() ||
@@ -251,7 +233,7 @@ void parse_tools(Fields& f, ChatCompletionRequest& out) {
     } else if (tool_choice->is_object()) {
       choice = "named";
     } else {
-      return f.fail("tool_choice", str_cat("expected a string or an object, found ", kind_of(*tool_choice)));
+      return f.fail("tool_choice", str_cat("expected a string or an object, found ", json_kind(*tool_choice)));
     }
   }
   if (choice == "required" || choice == "named")
@@ -267,7 +249,7 @@ void parse_tools(Fields& f, ChatCompletionRequest& out) {
 std::optional<ApiError> parse_chat_request(const std::string& body, const SamplingDefaults& defaults,
                                            ChatCompletionRequest& out) {
   Json json;
-  if (auto error = parse_object(body, json)) return error;
+  if (auto error = parse_json_object(body, json)) return error;
   Fields f(json, "");
   parse_generation(f, defaults, out.generation);
   parse_messages(f, f.get("messages"), out.messages);
@@ -279,7 +261,7 @@ std::optional<ApiError> parse_chat_request(const std::string& body, const Sampli
   if (!f.error && top_logprobs > 0 && !logprobs) f.fail("top_logprobs", "needs \"logprobs\": true");
   out.generation.sampling.logprobs = logprobs ? top_logprobs : -1;
   if (const Json* kwargs = f.get("chat_template_kwargs")) {
-    if (!kwargs->is_object()) f.fail("chat_template_kwargs", str_cat("expected an object, found ", kind_of(*kwargs)));
+    if (!kwargs->is_object()) f.fail("chat_template_kwargs", str_cat("expected an object, found ", json_kind(*kwargs)));
     else out.template_kwargs = *kwargs;
   }
   f.boolean("add_generation_prompt", out.add_generation_prompt);
@@ -292,7 +274,7 @@ std::optional<ApiError> parse_chat_request(const std::string& body, const Sampli
 std::optional<ApiError> parse_completion_request(const std::string& body, const SamplingDefaults& defaults,
                                                  CompletionRequest& out) {
   Json json;
-  if (auto error = parse_object(body, json)) return error;
+  if (auto error = parse_json_object(body, json)) return error;
   Fields f(json, "");
   parse_generation(f, defaults, out.generation);
   const Json* prompt = f.get("prompt");

@@ -7,21 +7,12 @@
 #include "util/str_cat.h"
 
 namespace ds::server {
-namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::optional<ApiError> parse_object(const std::string& body, Json& out) {
-  if (Status parsed = parse_json(body, out); !parsed.ok()) return bad_request(parsed.message());
-  if (!out.is_object()) return bad_request("the request body must be a JSON object");
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::variant<TokenizeKind, ApiError> tokenize_request_kind(const std::string& body) {
   Json json;
-  if (auto error = parse_object(body, json)) return *error;
+  if (auto error = parse_json_object(body, json)) return *error;
   const bool chat = json.contains("messages") && !json["messages"].is_null();
   const bool prompt = json.contains("prompt") && !json["prompt"].is_null();
   if (chat && prompt) return bad_request("expected either \"prompt\" or \"messages\", found both", "prompt");
@@ -32,7 +23,7 @@ std::variant<TokenizeKind, ApiError> tokenize_request_kind(const std::string& bo
 
 std::optional<ApiError> parse_detokenize_request(const std::string& body, int32_t id_limit, DetokenizeRequest& out) {
   Json json;
-  if (auto error = parse_object(body, json)) return error;
+  if (auto error = parse_json_object(body, json)) return error;
   if (json.contains("model") && !json["model"].is_null()) {
     if (!json["model"].is_string()) return bad_request("model: expected a string", "model");
     out.model = json["model"].get<std::string>();

@@ -5,18 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "kernels/ref/ref_backend.h"
+#include "tiny_cache_geometry.h"
 
 namespace ds {
 namespace {
 
 RefBackend backend;  // the caches' copies
-
-CacheGeometry tiny_geometry() {
-  CacheGeometry g;
-  g.attention_layers = g.num_kv_heads = g.head_dim = 1;
-  g.deltanet_layers = g.conv_channels = g.conv_history = g.num_v_heads = g.k_dim = g.v_dim = 1;
-  return g;
-}
 
 std::vector<int32_t> tokens(int64_t n, int32_t seed) {
   std::vector<int32_t> t;
@@ -41,7 +35,7 @@ void compute(HybridCache& cache, SequenceCache& s, std::span<const int32_t> prom
 
 TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
   CacheCapacity capacity{64, 2, 8};
-  HybridCache cache(tiny_geometry(), capacity, backend);
+  HybridCache cache(test::tiny_cache_geometry(), capacity, backend);
   ASSERT_TRUE(cache.prefix_caching());
   const std::vector<int32_t> first = tokens(300, 0);  // snapshots at 256 (prompt end)
   SequenceCache a;
@@ -79,7 +73,7 @@ TEST(HybridCache, AHitIsTheLongestSnapshotWhoseBlocksAreAllCached) {
 
 TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
   CacheCapacity capacity{20, 2, 8};
-  HybridCache cache(tiny_geometry(), capacity, backend);
+  HybridCache cache(test::tiny_cache_geometry(), capacity, backend);
   const std::vector<int32_t> prompt = tokens(200, 3);  // snapshot at 192
   SequenceCache a;
   compute(cache, a, prompt);
@@ -98,7 +92,7 @@ TEST(HybridCache, NoHitWithoutEveryBlockOrWithoutASnapshot) {
   cache.release(other);
 
   CacheCapacity no_snapshots{20, 2, 0};
-  HybridCache off(tiny_geometry(), no_snapshots, backend);
+  HybridCache off(test::tiny_cache_geometry(), no_snapshots, backend);
   EXPECT_FALSE(off.prefix_caching());
   EXPECT_TRUE(off.prefix_keys(prompt).empty());
   EXPECT_EQ(off.find_prefix(prompt, {}, 199).tokens, 0);
@@ -114,7 +108,7 @@ float& kv_at(HybridCache& cache, const SequenceCache& s, int64_t p) {
 // hit. The exact lookup never sees what decoding computed, and a sequence started from a decoded
 // hit publishes decoded keys only.
 TEST(HybridCache, AFinishedGenerationIsADecodedHitWithItsTail) {
-  HybridCache cache(tiny_geometry(), CacheCapacity{64, 2, 8}, backend);
+  HybridCache cache(test::tiny_cache_geometry(), CacheCapacity{64, 2, 8}, backend);
   const std::vector<int32_t> generated = tokens(131, 5);  // 100 prompt + 31 sampled (the last not computed)
   const std::span<const int32_t> prompt = std::span(generated).first(100);
   SequenceCache a;
@@ -168,7 +162,7 @@ TEST(HybridCache, AFinishedGenerationIsADecodedHitWithItsTail) {
 // A bf16 KV block is half an fp32 one, so the same budget holds twice the tokens (the state slots,
 // fp32 either way, take the same share), and the pool the cache allocates is bf16.
 TEST(HybridCache, Bf16KvHoldsTwiceTheTokensOfOneBudget) {
-  CacheGeometry fp32 = tiny_geometry();
+  CacheGeometry fp32 = test::tiny_cache_geometry();
   fp32.attention_layers = 6, fp32.num_kv_heads = 2, fp32.head_dim = 256;
   CacheGeometry bf16 = fp32;
   bf16.kv_dtype = KvDtype::bf16;

@@ -20,6 +20,7 @@
 #include "kernels/formats/fp8/fp8_panels_format.h"
 #include "kernels/formats/fp8/fp8_quantize.h"
 #include "kernels/ref/ref_backend.h"
+#include "test_util.h"
 #include "util/float16.h"
 #include "util/random.h"
 
@@ -154,13 +155,6 @@ Packed pack_panels(const TensorView& source) {
   return packed;
 }
 
-std::vector<float> make_input(int64_t m, int64_t k, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<float> x(static_cast<size_t>(m * k));  // [m, k]
-  for (float& v : x) v = rng.uniform() * 4.0f - 2.0f;
-  return x;
-}
-
 // Both layouts give every element its value, e4m3 × scale in fp32; the panels' padding is code 0.
 TEST(Fp8Panels, PackedWeightsReadBackTheirValues) {
   for (DType scale_dtype : {DType::BF16, DType::F16, DType::F32})
@@ -197,7 +191,7 @@ TEST(Fp8Format, FastArithmeticIsOneForBothLayoutsAndCloseToThePlainSum) {
       const int64_t m = 3;
       const Fp8Weight w = make_fp8(n, k, DType::BF16, 7 * k + n);
       const Packed packed = pack_panels(w.view);
-      const auto x = make_input(m, k, k);
+      const auto x = test::random_activations(m, k, k);
       std::vector<float> stored(m * n), panels(m * n), plain(m * n), row(k);
       ref.matmul(x.data(), m, w.view, stored.data(), true);
       ref.matmul(x.data(), m, packed.view, panels.data(), true);
@@ -233,7 +227,7 @@ TEST_P(Fp8Kernels, MatchTheirReferenceBitForBit) {
         for (int64_t n : {1, 19, 32, 33, 130}) {
           const Fp8Weight w = make_fp8(n, k, scale_dtype, 1000 * k + n + m);
           const Packed packed = pack_panels(w.view);
-          const auto x = make_input(m, k, m + k);
+          const auto x = test::random_activations(m, k, m + k);
           std::vector<float> want(m * n), got(m * n);
           ref.matmul(x.data(), m, packed.view, want.data(), true);
           cpu.matmul(x.data(), m, packed.view, got.data(), true);
@@ -245,7 +239,7 @@ TEST_P(Fp8Kernels, MatchTheirReferenceBitForBit) {
     const int64_t k = 2300, n = 45;
     const Fp8Weight w = make_fp8(n, k, DType::BF16, 77 + m);
     const Packed packed = pack_panels(w.view);
-    const auto x = make_input(m, k, m);
+    const auto x = test::random_activations(m, k, m);
     std::vector<float> want(m * n), got(m * n);
     ref.matmul(x.data(), m, packed.view, want.data(), true);
     cpu.matmul(x.data(), m, packed.view, got.data(), true);
@@ -259,7 +253,7 @@ TEST_P(Fp8Kernels, RowResultsIndependentOfBatchAndThreads) {
   const int64_t k = 2500, n = 301, m = 800;
   const Fp8Weight w = make_fp8(n, k, DType::BF16, 5);
   const Packed packed = pack_panels(w.view);
-  const auto x = make_input(m, k, 6);
+  const auto x = test::random_activations(m, k, 6);
   std::vector<float> batch(m * n), small(7 * n), single(n);
   CpuBackend two(GetParam(), 2), one(GetParam(), 1);
   two.matmul(x.data(), m, packed.view, batch.data(), true);
@@ -287,7 +281,7 @@ TEST_P(Fp8Kernels, ShareActivationsWithBf16PanelsAndFallBackInF32Mode) {
   std::vector<std::byte> bf16(static_cast<size_t>(bf16_packed_bytes(40, k)));
   bf16_pack_panels(reinterpret_cast<const std::byte*>(rows.data()), 40, k, 0, 40, bf16.data());
   TensorView b{"b", DType::BF16, {40, k}, bf16.data(), bf16.size(), WeightFormatId::bf16_panels};
-  const auto x = make_input(m, k, 3);
+  const auto x = test::random_activations(m, k, 3);
   std::vector<float> ya(m * 64), yb(m * 40), alone_a(m * 64), alone_b(m * 40);
   const Backend::MatmulOutput outputs[] = {{&pa.view, ya.data()}, {&b, yb.data()}};
   cpu.matmuls(x.data(), m, outputs, true);

@@ -15,6 +15,7 @@
 #include "kernels/formats/weight_format.h"
 #include "isa_test.h"
 #include "kernels/ref/ref_backend.h"
+#include "test_util.h"
 #include "kernels/weight_access.h"
 #include "util/float16.h"
 #include "util/random.h"
@@ -80,13 +81,6 @@ Weights make_bf16_panel_weights(int64_t n, int64_t k, uint64_t seed) {
   return w;
 }
 
-std::vector<float> make_input(int64_t m, int64_t k, uint64_t seed) {
-  Xoshiro256 rng(seed);
-  std::vector<float> x(static_cast<size_t>(m * k));
-  for (float& v : x) v = rng.uniform() * 4.0f - 2.0f;
-  return x;
-}
-
 // The ISAs whose matmul kernels are the CPU backend's own.
 const auto kMatmulIsas = ::testing::Values(Isa::avx2, Isa::avx512, Isa::amx);
 
@@ -102,7 +96,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnOddSizesForEveryDtypeAndMode) {
         for (int64_t k : {1, 15, 17, 31, 33, 100, 259})
           for (int64_t n : {1, 7, 19, 64}) {
             const Weights w = make_weights(dtype, n, k, 1000 * k + n);
-            const auto x = make_input(m, k, m);
+            const auto x = test::random_activations(m, k, m);
             std::vector<float> expected(m * n), actual(m * n);
             ref.matmul(x.data(), m, w.view, expected.data(), fast);
             cpu.matmul(x.data(), m, w.view, actual.data(), fast);
@@ -120,7 +114,7 @@ TEST_P(CpuMatmul, RowResultsIndependentOfBatchAndThreads) {
   const Isa isa = GetParam();
   const int64_t k = 1000, n = 301;
   const Weights w = make_weights(DType::BF16, n, k, 5);
-  const auto x = make_input(70, k, 6);
+  const auto x = test::random_activations(70, k, 6);
   std::vector<float> batch(70 * n), single(n);
   CpuBackend two(isa, 2), one(isa, 1);
   for (bool fast : {false, true}) {
@@ -170,7 +164,7 @@ TEST_P(CpuMatmulBf16Panels, MatchesReferenceOnOddSizes) {
       for (int64_t k : {1, 2, 17, 31, 33, 259, 2051})  // 2051: two pair blocks of the tiled path
         for (int64_t n : {1, 19, 32, 33, 97}) {
           const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
-          const auto x = make_input(m, k, m);
+          const auto x = test::random_activations(m, k, m);
           std::vector<float> expected(m * n), actual(m * n);
           ref.matmul(x.data(), m, w.view, expected.data(), fast);
           cpu.matmul(x.data(), m, w.view, actual.data(), fast);
@@ -189,7 +183,7 @@ TEST_P(CpuMatmulBf16PanelKernel, RowResultsIndependentOfBatchAndThreads) {
   const Isa isa = GetParam();
   const int64_t k = 2500, n = 301, m = 800;
   const Weights w = make_bf16_panel_weights(n, k, 5);
-  const auto x = make_input(m, k, 6);
+  const auto x = test::random_activations(m, k, 6);
   std::vector<float> batch(m * n), small(7 * n), single(n), seventeen(17 * n);
   CpuBackend two(isa, 2), one(isa, 1);
   two.matmul(x.data(), m, w.view, batch.data(), true);
@@ -217,7 +211,7 @@ TEST(AmxBf16Panels, EqualsItsReferenceOnOddSizes) {
     for (int64_t k : {1, 2, 17, 31, 33, 64, 259, 2051})
       for (int64_t n : {1, 19, 32, 33, 97}) {
         const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
-        const auto x = make_input(m, k, m);
+        const auto x = test::random_activations(m, k, m);
         std::vector<float> expected(m * n), actual(m * n);
         kernels::bf16_panels_amx_reference_matmul(x.data(), m, w.view, expected.data());
         cpu.matmul(x.data(), m, w.view, actual.data(), true);
@@ -238,7 +232,7 @@ TEST(Avx2Bf16Panels, EqualsItsReferenceOnOddSizes) {
       for (int64_t k : {1, 2, 17, 33, 259, 2051})
         for (int64_t n : {1, 19, 32, 33, 97}) {
           const Weights w = make_bf16_panel_weights(n, k, 1000 * k + n);
-          const auto x = make_input(m, k, m);
+          const auto x = test::random_activations(m, k, m);
           std::vector<float> expected(m * n), actual(m * n);
           kernels::bf16_panels_fma_reference_matmul(x.data(), m, w.view, expected.data(), fast);
           cpu.matmul(x.data(), m, w.view, actual.data(), fast);
@@ -254,7 +248,7 @@ void expect_matmuls_equal_own_matmuls(Isa isa, const std::vector<const Weights*>
   for (int threads : {1, 2, 3})
     for (int64_t m : {1, 7, 13, 70}) {
       CpuBackend cpu(isa, threads);
-      const auto x = make_input(m, k, 5);
+      const auto x = test::random_activations(m, k, 5);
       std::vector<std::vector<float>> together(weights.size()), alone(weights.size());
       std::vector<Backend::MatmulOutput> outputs;
       for (size_t i = 0; i < weights.size(); ++i) {
@@ -305,7 +299,7 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
       for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
         for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
           const Weights w = make_int8_weights(n, k, 1000 * k + n, planes);
-          auto x = make_input(m, k, m);
+          auto x = test::random_activations(m, k, m);
           if (k >= 33)
             std::fill(x.begin() + 32, x.begin() + 64 < x.end() ? x.begin() + 64 : x.end(), 0.0f);  // a zero group
           std::vector<float> expected(m * n), actual(m * n);
@@ -326,7 +320,7 @@ TEST(RefMatmulInt8, CloseToTheDequantisedProduct) {
     const int64_t m = 3, k = 259, n = 33;
     const double levels = planes == 2 ? 32639.0 : 127.0;
     const Weights w = make_int8_weights(n, k, 7, planes);
-    const auto x = make_input(m, k, 8);
+    const auto x = test::random_activations(m, k, 8);
     std::vector<float> y(m * n), row(k);
     RefBackend ref;
     ref.matmul(x.data(), m, w.view, y.data(), false);
@@ -378,7 +372,7 @@ TEST_P(CpuMatmulInt8, RowResultsIndependentOfBatchAndThreads) {
   for (int64_t planes : {1, 2}) {
     const int64_t k = 1000, n = 301;
     const Weights w = make_int8_weights(n, k, 5, planes);
-    const auto x = make_input(70, k, 6);
+    const auto x = test::random_activations(70, k, 6);
     std::vector<float> batch(70 * n), single(n);
     CpuBackend two(isa, 2), one(isa, 1);
     two.matmul(x.data(), 70, w.view, batch.data(), true);

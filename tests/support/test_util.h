@@ -38,6 +38,11 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0
   return v;
 }
 
+// [m, k] activations uniform in [-2, 2), deterministic in the seed.
+inline std::vector<float> random_activations(int64_t m, int64_t k, uint64_t seed) {
+  return random_floats(static_cast<size_t>(m * k), seed, -2.0f, 2.0f);
+}
+
 // n token ids in [0, vocab), deterministic in the seed.
 inline std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
   Xoshiro256 rng(seed);
