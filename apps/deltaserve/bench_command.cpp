@@ -29,6 +29,7 @@
 #include "model/shape_presets.h"
 #include "model/sequence_runner.h"
 #include "token_list.h"
+#include "util/elapsed.h"
 #include "util/human.h"
 #include "util/log.h"
 #include "util/parallel_for.h"
@@ -50,7 +51,6 @@ struct BenchOptions {
   bool json = false;
 };
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // A figure with a fixed number of decimals, for the text report (the JSON keeps full precision).
 std::string fixed(double value, int decimals) {
@@ -168,7 +168,7 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
 }
 
 // Speculative decoding with the MTP head at scripted acceptances (bench_speculative.h): one line per P
-// of --draft-acceptance, beside plain decoding measured just before it.
+// of --draft-acceptance, beside plain decoding measured around it.
 Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int threads) {
   std::vector<double> acceptances;
   for (size_t begin = 0; begin <= options.draft_acceptance.size();) {
@@ -444,7 +444,7 @@ CommandRunner add_bench_command(CLI::App& app) {
                       "With --speculative-tokens K: measure speculative decoding with the checkpoint's MTP head at "
                       "these acceptance probabilities (comma-separated, 0 to 1): the head runs (its cost is real), then "
                       "its drafts are replaced by plain decoding's known continuation with probability P per position "
-                      "and a wrong token otherwise; tok/s against plain decoding measured before each P, the verify, "
+                      "and a wrong token otherwise; tok/s against plain decoding measured around each P (plain, speculative twice, plain), the verify, "
                       "the head's steps and the DeltaNet replay timed (a --shape checkpoint is made with the head)");
   command->add_option("--images", options->images,
                       "Also measure images, for each side S of a comma-separated list (e.g. 512,1024,2048): TTFT of one "

@@ -3,11 +3,13 @@
 #include "bench_speculative.h"
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 
 #include "engine/mtp_drafter.h"
 #include "engine_options.h"
+#include "util/elapsed.h"
 #include "util/random.h"
 
 namespace ds::app {
@@ -15,7 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Time spent in each kind of model call, and how many calls.
 struct CallTimes {
@@ -102,8 +103,15 @@ class TimedStepModel : public StepModel {
 
 struct Generation {
   std::vector<int32_t> tokens;
-  double tokens_per_s = 0;  // after the first token: decode only
+  double decode_s = 0;  // from the first token to the last: decode only
 };
+
+// Decode tok/s over several generations: the tokens after each one's first, over their decode time.
+double decode_rate(std::initializer_list<const Generation*> runs) {
+  double tokens = 0, seconds = 0;
+  for (const Generation* g : runs) tokens += static_cast<double>(g->tokens.size()) - 1, seconds += g->decode_s;
+  return seconds > 0 ? tokens / seconds : 0;
+}
 
 Result<Generation> generate(Engine& engine, const std::vector<int32_t>& prompt, int64_t decode_tokens) {
   SamplingParams params;
@@ -119,8 +127,7 @@ Result<Generation> generate(Engine& engine, const std::vector<int32_t>& prompt, 
     if (out.tokens.empty()) first = last;
     for (const SampledToken& t : event->tokens) out.tokens.push_back(t.token);
   }
-  const double seconds = std::chrono::duration<double>(last - first).count();
-  out.tokens_per_s = seconds > 0 ? static_cast<double>(out.tokens.size() - 1) / seconds : 0;
+  out.decode_s = std::chrono::duration<double>(last - first).count();
   return out;
 }
 
@@ -155,9 +162,6 @@ Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepMod
 
   std::vector<SpeculativeResult> results;
   for (double p : acceptances) {
-    const CallTimes plain_before = timed_plain.times();
-    DS_ASSIGN_OR_RETURN(const Generation base, generate(*plain_engine, prompt, decode_tokens));
-    const CallTimes plain_times = timed_plain.times().minus(plain_before);
 
     drafter->replace_drafts = [&](DraftRequest& r) {
       const auto done = static_cast<int64_t>(r.tokens.size()) - prompt_tokens;  // generated so far
@@ -167,18 +171,26 @@ Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepMod
         r.drafts->push_back(rng.uniform() < p ? right : static_cast<int32_t>((right + 1) % vocab));
       }
     };
-    const CallTimes head_before = timed_head.times();
+    // Plain, speculative, speculative, plain: the sums of each pair cancel a drift of the machine's
+    // speed that is linear over the four runs (single runs of ~10 s swing by ±10–20% on a shared machine).
+    const CallTimes plain_before = timed_plain.times(), head_before = timed_head.times();
     const EngineCounters counters_before = spec_engine->counters();
-    DS_ASSIGN_OR_RETURN(const Generation spec, generate(*spec_engine, prompt, decode_tokens));
+    Generation runs[4];
+    for (int run = 0; run < 4; ++run) {
+      Engine& engine = run == 0 || run == 3 ? *plain_engine : *spec_engine;
+      DS_ASSIGN_OR_RETURN(runs[run], generate(engine, prompt, decode_tokens));
+      if (runs[run].tokens != truth.tokens)
+        return Status::internal(&engine == plain_engine.get() ? "plain" : "speculative", " decoding at P = ", p,
+                                " gave other tokens than the first plain run");
+    }
+    const CallTimes plain_times = timed_plain.times().minus(plain_before);
     const CallTimes head_times = timed_head.times().minus(head_before);
     const EngineCounters counters = spec_engine->counters();
-    if (spec.tokens != truth.tokens || base.tokens != truth.tokens)
-      return Status::internal("speculative decoding at P = ", p, " gave other tokens than plain decoding");
 
     SpeculativeResult r;
     r.acceptance = p;
-    r.plain_tokens_per_s = base.tokens_per_s;
-    r.spec_tokens_per_s = spec.tokens_per_s;
+    r.plain_tokens_per_s = decode_rate({&runs[0], &runs[3]});
+    r.spec_tokens_per_s = decode_rate({&runs[1], &runs[2]});
     r.rounds = counters.spec_drafts - counters_before.spec_drafts;
     const int64_t drafted = counters.spec_draft_tokens - counters_before.spec_draft_tokens;
     const int64_t accepted = counters.spec_accepted_tokens - counters_before.spec_accepted_tokens;

@@ -1,7 +1,8 @@
 // `bench --speculative-tokens K --draft-acceptance P,...`: speculative decoding's machinery at a
 // scripted acceptance. Random weights accept almost nothing, so the drafter runs the real MTP head
 // (its cost is real), then proposes the main model's known greedy continuation with probability P per
-// position and a wrong token otherwise. Plain decoding is measured in the same run, before each P.
+// position and a wrong token otherwise. Plain decoding is measured in the same run,
+// around each P: plain, speculative, speculative, plain, each pair's tok/s over both its runs.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace ds::app {
 
 struct SpeculativeResult {
   double acceptance = 0;  // P asked
-  double plain_tokens_per_s = 0, spec_tokens_per_s = 0;
+  double plain_tokens_per_s = 0, spec_tokens_per_s = 0;  // decode tok/s over the two runs of each
   double accepted_fraction = 0;   // accepted drafts ÷ drafts verified
   double tokens_per_round = 0;    // tokens emitted per verify round
   double decode_step_s = 0;       // plain decoding: one forward of one token (mean)
