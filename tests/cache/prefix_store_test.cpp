@@ -13,7 +13,7 @@
 #include "cache/prefix_store.h"
 #include "test_util.h"
 
-namespace ds {
+namespace ds::prefix_store_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -347,4 +347,4 @@ TEST(PrefixStore, ADirectoryThatCannotBeCreatedIsAClearError) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::prefix_store_test

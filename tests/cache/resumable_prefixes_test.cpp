@@ -12,18 +12,12 @@
 #include "cache/hybrid_cache.h"
 #include "cache/prefix_key.h"
 #include "kernels/ref/ref_backend.h"
+#include "tiny_cache_geometry.h"
 
-namespace ds {
+namespace ds::resumable_prefixes_test {
 namespace {
 
 RefBackend backend;
-
-CacheGeometry tiny_geometry() {
-  CacheGeometry g;
-  g.attention_layers = g.num_kv_heads = g.head_dim = 1;
-  g.deltanet_layers = g.conv_channels = g.conv_history = g.num_v_heads = g.k_dim = g.v_dim = 1;
-  return g;
-}
 
 // The announced set, rebuilt from the observer's calls as a subscriber would, checking that
 // every call is consistent with what came before.
@@ -101,7 +95,7 @@ bool run(HybridCache& cache, SequenceCache& s, const std::vector<int32_t>& promp
 TEST(ResumablePrefixes, AnnouncesExactlyWhatTheCacheCanResumeThroughRandomTraffic) {
   SnapshotPolicy policy;
   policy.message_start_tokens = {3};
-  HybridCache cache(tiny_geometry(), CacheCapacity{40, 2, 4}, backend, policy);
+  HybridCache cache(test::tiny_cache_geometry(), CacheCapacity{40, 2, 4}, backend, policy);
   Announced announced;
   announce_resumable_prefixes(cache, announced);
 
@@ -144,7 +138,7 @@ TEST(ResumablePrefixes, AnnouncesExactlyWhatTheCacheCanResumeThroughRandomTraffi
 // The tokens announced with a block are the tokens its key names, and a snapshot whose earlier
 // block is evicted takes every block after it out of the announcement at once.
 TEST(ResumablePrefixes, ABlockOrTheSnapshotBeyondItGoingRemovesTheAnnouncement) {
-  HybridCache cache(tiny_geometry(), CacheCapacity{20, 2, 8}, backend);
+  HybridCache cache(test::tiny_cache_geometry(), CacheCapacity{20, 2, 8}, backend);
   Announced announced;
   announce_resumable_prefixes(cache, announced);
   std::vector<int32_t> prompt;
@@ -169,4 +163,4 @@ TEST(ResumablePrefixes, ABlockOrTheSnapshotBeyondItGoingRemovesTheAnnouncement) 
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::resumable_prefixes_test

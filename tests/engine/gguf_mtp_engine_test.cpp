@@ -16,7 +16,7 @@
 #include "stream_tokens.h"
 #include "test_util.h"
 
-namespace ds {
+namespace ds::gguf_mtp_engine_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -97,4 +97,4 @@ TEST(GgufMtpEngine, GgufWithoutNextnBlocksHasNoHead) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::gguf_mtp_engine_test

@@ -18,7 +18,7 @@
 #include "model/model_loader.h"
 #include "test_util.h"
 
-namespace ds {
+namespace ds::prefix_cache_model_test {
 namespace {
 
 constexpr int32_t kMessageStart = 5;  // plays <|im_start|>; text() never produces it
@@ -180,4 +180,4 @@ TEST_F(PrefixCacheOnModel, HitWhereAGenerationStoppedAgreesWithColdToRounding) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::prefix_cache_model_test

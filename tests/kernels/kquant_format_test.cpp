@@ -21,7 +21,7 @@
 #include "util/float16.h"
 #include "util/random.h"
 
-namespace ds {
+namespace ds::kquant_format_test {
 namespace {
 
 const std::vector<const KquantType*>& all_types() {
@@ -221,9 +221,9 @@ TEST_P(KquantKernels, MixedTypesShareTheirActivations) {
 INSTANTIATE_TEST_SUITE_P(Isas, KquantKernels, ::testing::Values(Isa::avx2, Isa::avx512), test::isa_param_name);
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::kquant_format_test
 
-namespace ds {
+namespace ds::kquant_format_test {
 namespace {
 
 // deltaserve's own quantisers (`--weights q4_k`, its GGUF files): on Gaussian rows with outliers, the
@@ -275,4 +275,4 @@ TEST(KquantQuantisers, PanelsFromFp32RowsAreTheirBlocks) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::kquant_format_test

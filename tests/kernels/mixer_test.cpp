@@ -12,7 +12,7 @@
 #include "test_util.h"
 #include "util/random.h"
 
-namespace ds {
+namespace ds::mixer_test {
 namespace {
 
 std::vector<float> random_vector(size_t n, uint64_t seed) { return test::random_floats(n, seed, -1.0f, 1.0f); }
@@ -79,4 +79,4 @@ TEST_P(CpuMixer, NormsActivationsAndRopeAreBitIdenticalToReference) {
 INSTANTIATE_TEST_SUITE_P(Isas, CpuMixer, ::testing::Values(Isa::avx2, Isa::avx512), test::isa_param_name);
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::mixer_test

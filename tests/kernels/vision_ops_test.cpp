@@ -15,7 +15,7 @@
 #include "kernels/ref/ref_backend.h"
 #include "test_util.h"
 
-namespace ds {
+namespace ds::vision_ops_test {
 namespace {
 
 std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -179,4 +179,4 @@ TEST_P(CpuVisionOps, BidirectionalAttentionBf16AgainstTheFastReference) {
 INSTANTIATE_TEST_SUITE_P(Isas, CpuVisionOps, ::testing::Values(Isa::avx2, Isa::avx512), test::isa_param_name);
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::vision_ops_test

@@ -27,7 +27,7 @@
 #include "test_util.h"
 #include "tokenizer/gguf_tokenizer.h"
 
-namespace ds {
+namespace ds::gguf_export_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -299,4 +299,4 @@ TEST(RandomGguf, RefusesWhatItCannotWrite) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::gguf_export_test

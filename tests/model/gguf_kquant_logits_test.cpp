@@ -18,7 +18,7 @@
 #include "model/model_loader.h"
 #include "model_logits.h"
 
-namespace ds {
+namespace ds::gguf_kquant_logits_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -109,4 +109,4 @@ TEST(GgufKquantLogits, KernelsStayAsCloseToTheExactModelAsLlamaCpp) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::gguf_kquant_logits_test

@@ -12,7 +12,7 @@
 #include "model/model_loader.h"
 #include "model_logits.h"
 
-namespace ds {
+namespace ds::gguf_logits_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -112,4 +112,4 @@ TEST(GgufLogits, Q8_0WithRealHeadSizesStaysCloseToHf) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::gguf_logits_test

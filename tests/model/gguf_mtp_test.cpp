@@ -28,7 +28,7 @@
 #include "gguf_edit.h"
 #include "test_util.h"
 
-namespace ds {
+namespace ds::gguf_mtp_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -252,4 +252,4 @@ TEST(GgufMtp, RandomHeadInEveryFileType) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::gguf_mtp_test

@@ -9,7 +9,7 @@
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
 
-namespace ds {
+namespace ds::tokenizer_hf_exact_test {
 namespace {
 
 const std::string kFixtures = std::string(DS_FIXTURES_DIR) + "/tokenizer";
@@ -111,4 +111,4 @@ TEST(TokenizerHfExact, Qwen35PipelineOverridesTokenizerJson) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::tokenizer_hf_exact_test

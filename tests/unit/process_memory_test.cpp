@@ -6,7 +6,7 @@
 
 #include <sys/mman.h>
 
-namespace ds {
+namespace ds::process_memory_test {
 namespace {
 
 constexpr size_t kBlockBytes = size_t{128} << 20;
@@ -40,4 +40,4 @@ TEST(ProcessMemory, PeakKeepsAFreedBlockAndRestartsAtTheCurrentSize) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::process_memory_test

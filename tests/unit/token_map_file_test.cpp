@@ -10,7 +10,7 @@
 
 #include "test_util.h"
 
-namespace ds {
+namespace ds::token_map_file_test {
 namespace {
 
 constexpr int64_t kVocab = 1000;
@@ -102,4 +102,4 @@ TEST(TokenMapFile, BadNpyIsAnErrorThatSaysWhatAndWhere) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::token_map_file_test

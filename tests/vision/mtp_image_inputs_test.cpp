@@ -17,7 +17,7 @@
 #include "test_util.h"
 #include "vision/vision_model.h"
 
-namespace ds {
+namespace ds::mtp_image_inputs_test {
 namespace {
 
 constexpr int32_t kImagePad = 508, kVisionStart = 506, kVisionEnd = 507;
@@ -164,4 +164,4 @@ TEST(MtpImageInputs, TheHeadGetsTheMainModelsPositionsAndMergerRows) {
 }
 
 }  // namespace
-}  // namespace ds
+}  // namespace ds::mtp_image_inputs_test
