@@ -8,6 +8,7 @@ namespace ds::kernels {
 namespace {
 
 struct Iq4XsPolicy {
+  static constexpr int kPairSums = 1;  // |values| ≤ 127: one pair sum reaches 2 · 127 · 127
   static constexpr int64_t kCodeBytes = kNibbleBytes, kSideBytes = 16 * 136 - kCodeBytes;
   struct Scales {
     __m256i scale[kGroupsPerSuperblock];  // ls_j − 32 of 8 rows

@@ -9,6 +9,8 @@
 namespace ds::kernels {
 
 struct ScaleMinAvx2 : KquantUnsignedCodesAvx2 {
+  // Codes ≤ 31 (Q5_K; Q4_K's ≤ 15): four pair sums ≤ 4 · 2 · 31 · 127 = 31,496 fit int16.
+  static constexpr int kPairSums = 4;
   struct Scales {
     __m256 scale[kGroupsPerSuperblock];    // d · sc_j of 8 rows
     __m256 minimum[kGroupsPerSuperblock];  // dmin · m_j
