@@ -31,6 +31,9 @@ struct Iq4XsPolicy {
     lo = _mm256_shuffle_epi8(table, lo);
     hi = _mm256_shuffle_epi8(table, hi);
   }
+  static __m256i pairs(__m256i values, __m256i x) {
+    return _mm256_maddubs_epi16(_mm256_abs_epi8(values), _mm256_sign_epi8(x, values));
+  }
   static __m256i dot(__m256i values, __m256i x) {
     return kquant_dot4_avx2(_mm256_abs_epi8(values), _mm256_sign_epi8(x, values));
   }

@@ -120,8 +120,9 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
           const int32_t* neg_half_sums = a.neg_half_sums + ((r0 + t) * groups + g) * 2;
           lo[t] = P::start(neg_half_sums), hi[t] = P::start(neg_half_sums + 1);
         }
-        // With kPairSums ≥ 4 the group's four pair vectors are summed in int16 and widened once.
-        constexpr bool kInt16Sums = P::kPairSums >= 4;
+        // kPairSums (1, 2 or 4) pair vectors are summed in int16, then widened and added.
+        constexpr int kSums = P::kPairSums;
+        static_assert(kSums == 1 || kSums == 2 || kSums == 4, "pair sums: 1, 2 or 4 of a group's 4 quads");
         __m256i sum_lo[T], sum_hi[T];
         for (int v = 0; v < 4; ++v) {
           __m256i w_lo, w_hi;
@@ -129,21 +130,15 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
           for (int t = 0; t < T; ++t) {
             __m256i x_lo, x_hi;
             kquant_quads_avx2(a.codes.q + ((r0 + t) * groups + g) * kKquantGroup, v, x_lo, x_hi);
-            if constexpr (kInt16Sums) {
-              const __m256i p_lo = P::pairs(w_lo, x_lo), p_hi = P::pairs(w_hi, x_hi);
-              sum_lo[t] = v == 0 ? p_lo : _mm256_add_epi16(sum_lo[t], p_lo);
-              sum_hi[t] = v == 0 ? p_hi : _mm256_add_epi16(sum_hi[t], p_hi);
-            } else {
-              lo[t] = _mm256_add_epi32(lo[t], P::dot(w_lo, x_lo));
-              hi[t] = _mm256_add_epi32(hi[t], P::dot(w_hi, x_hi));
+            const __m256i p_lo = P::pairs(w_lo, x_lo), p_hi = P::pairs(w_hi, x_hi);
+            sum_lo[t] = v % kSums == 0 ? p_lo : _mm256_add_epi16(sum_lo[t], p_lo);
+            sum_hi[t] = v % kSums == 0 ? p_hi : _mm256_add_epi16(sum_hi[t], p_hi);
+            if (v % kSums == kSums - 1) {
+              lo[t] = _mm256_add_epi32(lo[t], _mm256_madd_epi16(sum_lo[t], _mm256_set1_epi16(1)));
+              hi[t] = _mm256_add_epi32(hi[t], _mm256_madd_epi16(sum_hi[t], _mm256_set1_epi16(1)));
             }
           }
         }
-        if constexpr (kInt16Sums)
-          for (int t = 0; t < T; ++t) {
-            lo[t] = _mm256_add_epi32(lo[t], _mm256_madd_epi16(sum_lo[t], _mm256_set1_epi16(1)));
-            hi[t] = _mm256_add_epi32(hi[t], _mm256_madd_epi16(sum_hi[t], _mm256_set1_epi16(1)));
-          }
         for (int t = 0; t < T; ++t) {
           const int64_t at = (r0 + t) * groups + g;
           acc[t] = P::finish(acc[t], lo[t], hi[t], scales, j, a.codes.scales[at], a.scaled_sums[at]);

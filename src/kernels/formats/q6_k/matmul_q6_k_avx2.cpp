@@ -6,6 +6,7 @@ namespace ds::kernels {
 namespace {
 
 struct Q6KPolicy : KquantUnsignedCodesAvx2 {
+  static constexpr int kPairSums = 2;  // codes ≤ 63: two pair sums ≤ 2 · 2 · 63 · 127 = 32,004 fit int16
   static constexpr int64_t kCodeBytes = kNibbleBytes + 1024, kSideBytes = 16 * 210 - kCodeBytes;
   struct Scales {
     __m256i sub[16];  // sc of each 16-input sub-block, 8 rows
