@@ -1,5 +1,6 @@
 // parse_json: a request body → JSON, or an error that says where (line, column,
-// byte offset) and what is wrong, naming invalid UTF-8 and lone UTF-16 surrogates as such.
+// byte offset) and what is wrong, naming invalid UTF-8 and lone UTF-16 surrogates as such; and what
+// the endpoints share on top of it (a body that must be an object, a value's kind for messages).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,9 @@
 // weights widened to int16 (u8 → int16 is exact, and int16 pair sums cannot saturate, unlike
 // `vpmaddubsw`). The integer dot of each group is exact whatever the summation order, and the fp32
 // combination fma(float(dot), scale_w · scale_x, acc) runs per output in group order, so results are
-// bit-identical to the reference and to the AVX-512 kernel.
+// bit-identical to the reference and to the AVX-512 kernel. Decode takes one token through a panel (its
+// four 8-row slices together); batches take tiles of kTile tokens through one slice at a time, each
+// weight vector widened once per tile.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -65,6 +67,65 @@ void panel_row(const Int8Activations& a, int64_t r, const std::byte* panel, floa
   }
 }
 
+// y[r0 + t, panel rows] for tokens t < T (prefill, verify): one slice of 8 rows at a time over the whole
+// k, so that each weight vector is loaded and widened once for the T tokens, with T accumulators and 2T
+// pair sums in registers. Every output's integer dot and fp32 sequence are panel_row's: bit-identical.
+template <int T>
+void panel_tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y, int64_t n, int64_t rows) {
+  const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup;
+  const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);  // as in panel_row
+  alignas(32) float out[T][kInt8PanelRows];
+  for (int s = 0; s < 4; ++s) {
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < groups; ++g) {
+      const std::byte* block = panel + g * kInt8GroupBytes;
+      __m256i dot[T];  // Σ over planes of dot · 256^(planes − 1 − p)
+      for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
+      for (int64_t p = 0; p < a.planes; ++p) {
+        alignas(32) int16_t x16[T][kInt8ScaleGroup];  // [token][input] the group's activations, widened once
+        for (int t = 0; t < T; ++t) {
+          const int8_t* x = a.q + ((r0 + t) * a.planes + p) * plane_stride + g * kInt8ScaleGroup;
+          for (int half = 0; half < 2; ++half)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(x16[t] + 16 * half),
+                               _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 16 * half))));
+        }
+        __m256i pair_lo[T], pair_hi[T];  // [token] rows 8s .. 8s + 3 and 8s + 4 .. 8s + 7, as panel_row's pairs
+        for (int t = 0; t < T; ++t) pair_lo[t] = pair_hi[t] = _mm256_setzero_si256();
+        for (int j = 0; j < 8; ++j) {
+          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(block + j * kInt8QuadBytes + 32 * s));
+          const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(wv));
+          const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(wv, 1));
+          for (int t = 0; t < T; ++t) {
+            long long quad;  // inputs 4j .. 4j + 3 as int16, broadcast to the four 64-bit lanes
+            __builtin_memcpy(&quad, x16[t] + 4 * j, 8);
+            const __m256i xq = _mm256_set1_epi64x(quad);
+            pair_lo[t] = _mm256_add_epi32(pair_lo[t], _mm256_madd_epi16(lo, xq));
+            pair_hi[t] = _mm256_add_epi32(pair_hi[t], _mm256_madd_epi16(hi, xq));
+          }
+        }
+        for (int t = 0; t < T; ++t) {
+          const __m256i offset = _mm256_set1_epi32(a.offset_sum[((r0 + t) * a.planes + p) * groups + g]);
+          const __m256i plane = _mm256_add_epi32(
+              _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(pair_lo[t], pair_hi[t]), order), offset);
+          dot[t] = _mm256_add_epi32(_mm256_slli_epi32(dot[t], 8), plane);  // 256 · hi + lo
+        }
+      }
+      const __m256 sw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(block + kInt8ScalesOffset + 16 * s)));
+      for (int t = 0; t < T; ++t)
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(sw, _mm256_set1_ps(a.scales[(r0 + t) * groups + g])),
+                                 acc[t]);
+    }
+    for (int t = 0; t < T; ++t) _mm256_store_ps(out[t] + 8 * s, acc[t]);
+  }
+  for (int t = 0; t < T; ++t) std::copy(out[t], out[t] + rows, y + (r0 + t) * n);
+}
+
+// Tokens per tile. Measured on Zen 3 (one thread, a 6144 × 2048 weight; one token at a time before):
+// 4 tokens 2.14–2.65 ms (2.71–3.33), 64 tokens 31.9–32.5 (41.1–44.7), 512 tokens 250–266 (319–331);
+// tiles of 3 and 2 fell between (the compiler spills a little at 4, and still gains).
+constexpr int64_t kTile = 4;
+
 }  // namespace
 
 void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a) {
@@ -116,7 +177,19 @@ void matmul_int8_avx2(const Int8Activations& a, int64_t m, const TensorView& w, 
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     const int64_t first_col = p * kInt8PanelRows, rows = std::min(kInt8PanelRows, n - first_col);
-    for (int64_t r = 0; r < m; ++r) panel_row(a, r, w.data + p * panel_bytes, y + r * n + first_col, rows);
+    const std::byte* panel = w.data + p * panel_bytes;
+    if (m == 1) {  // decode: the panel streams once, all four slices together
+      panel_row(a, 0, panel, y + first_col, rows);
+      continue;
+    }
+    int64_t r = 0;
+    for (; r + kTile <= m; r += kTile) panel_tile<kTile>(a, r, panel, y + first_col, n, rows);
+    switch (m - r) {  // the last tokens
+      case 3: panel_tile<3>(a, r, panel, y + first_col, n, rows); break;
+      case 2: panel_tile<2>(a, r, panel, y + first_col, n, rows); break;
+      case 1: panel_tile<1>(a, r, panel, y + first_col, n, rows); break;
+      default: break;
+    }
   }
 }
 
