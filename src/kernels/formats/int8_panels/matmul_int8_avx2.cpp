@@ -123,7 +123,7 @@ void panel_tile(const Int8Activations& a, int64_t r0, const std::byte* panel, fl
 
 // Tokens per tile. Measured on Zen 3 (one thread, a 6144 × 2048 weight; one token at a time before):
 // 4 tokens 2.14–2.65 ms (2.71–3.33), 64 tokens 31.9–32.5 (41.1–44.7), 512 tokens 250–266 (319–331);
-// tiles of 3 and 2 fell between (the compiler spills a little at 4, and still gains).
+// tiles of 3 and 2 fell between.
 constexpr int64_t kTile = 4;
 
 }  // namespace

@@ -34,9 +34,6 @@ struct Iq4XsPolicy {
   static __m256i pairs(__m256i values, __m256i x) {
     return _mm256_maddubs_epi16(_mm256_abs_epi8(values), _mm256_sign_epi8(x, values));
   }
-  static __m256i dot(__m256i values, __m256i x) {
-    return kquant_dot4_avx2(_mm256_abs_epi8(values), _mm256_sign_epi8(x, values));
-  }
   static __m256i start(const int32_t*) { return _mm256_setzero_si256(); }
   static __m256 finish(__m256 acc, __m256i lo, __m256i hi, const Scales& s, int64_t j, float sx, float) {
     const __m256i t = _mm256_mullo_epi32(s.scale[j], _mm256_add_epi32(lo, hi));

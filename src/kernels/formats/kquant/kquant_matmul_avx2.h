@@ -10,7 +10,7 @@
 //
 // Policy (per half h of a panel: rows 8h .. 8h+7):
 //   kCodeBytes, kSideBytes; Scales, load_scales(side, h, Scales&); codes(codes, j, v, h, lo, hi);
-//   dot(codes, x) (default: unsigned codes); start(neg_half_sum); finish(acc, lo, hi, Scales, j, sx, sum)
+//   kPairSums, pairs(codes, x) (default: unsigned codes); start(neg_half_sum); finish(acc, lo, hi, Scales, j, sx, sum)
 #pragma once
 
 #include <immintrin.h>
@@ -26,19 +26,19 @@
 
 namespace ds::kernels {
 
-// Σ over each lane's 4 bytes of unsigned codes × signed activation bytes, as int32.
-inline __m256i kquant_dot4_avx2(__m256i codes, __m256i x) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, x), _mm256_set1_epi16(1));
-}
-
-// Policies whose codes are unsigned bytes (all but IQ4_XS) take their dot from here. kPairSums: how many
-// `vpmaddubsw` results (int16 pair sums, |each| ≤ 2 · max code · 127) may be added in int16 before
-// they are widened; 1 for codes up to 127.
+// Policies whose codes are unsigned bytes (all but IQ4_XS) take their pair sums from here. kPairSums:
+// how many `vpmaddubsw` results (int16 pair sums, |each| ≤ 2 · max code · 127) may be added in int16
+// before `vpmaddwd` widens them; 1 for codes up to 127.
 struct KquantUnsignedCodesAvx2 {
   static constexpr int kPairSums = 1;
   static __m256i pairs(__m256i codes, __m256i x) { return _mm256_maddubs_epi16(codes, x); }
-  static __m256i dot(__m256i codes, __m256i x) { return kquant_dot4_avx2(codes, x); }
 };
+
+// Σ over each lane's 4 pairs' products, as int32: P's pair sums widened.
+template <class P>
+inline __m256i kquant_dot4_avx2(__m256i codes, __m256i x) {
+  return _mm256_madd_epi16(P::pairs(codes, x), _mm256_set1_epi16(1));
+}
 
 // Quads v and v + 4 of a group's activations xg [32] (the inputs of code vectors lo and hi), each
 // broadcast to every lane.
@@ -83,8 +83,8 @@ void kquant_token_avx2(const KquantActivations& a, int64_t r, const std::byte* p
           __m256i w_lo, w_hi, x_lo, x_hi;
           P::codes(codes, j, v, h, w_lo, w_hi);
           kquant_quads_avx2(xg, v, x_lo, x_hi);
-          lo = _mm256_add_epi32(lo, P::dot(w_lo, x_lo));
-          hi = _mm256_add_epi32(hi, P::dot(w_hi, x_hi));
+          lo = _mm256_add_epi32(lo, kquant_dot4_avx2<P>(w_lo, x_lo));
+          hi = _mm256_add_epi32(hi, kquant_dot4_avx2<P>(w_hi, x_hi));
         }
         acc[h] = P::finish(acc[h], lo, hi, scales[h], j, a.codes.scales[r * groups + g], a.scaled_sums[r * groups + g]);
       }
@@ -150,8 +150,7 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
   for (int t = 0; t < T; ++t) std::memcpy(y + (r0 + t) * n, out[t], static_cast<size_t>(rows) * 4);
 }
 
-// Tokens per tile: T accumulators and 2T integer sums beside the two code vectors and a broadcast fill
-// AVX2's 16 registers at T = 4. Measured on Zen 3 (one thread, a 6144 × 2048 Q4_K weight): 4 tokens in
+// Tokens per tile, measured on Zen 3 (one thread, a 6144 × 2048 Q4_K weight): 4 tokens in
 // 0.86–0.89 ms (tiles of 3: 0.93–0.97; one token at a time: 1.19–1.22), 512 in 108–112 ms (108–127;
 // 148–153).
 inline constexpr int64_t kKquantAvx2Tile = 4;
