@@ -1,8 +1,12 @@
 // AdaptiveDrafts: how many drafts a request's next round should verify, from the acceptance it has
 // seen, so that speculative decoding never costs much where drafts are rarely right. Each draft
 // verified is a Bernoulli trial (the drafts after the first rejected one are not); the estimate of a
-// draft's acceptance α is (successes + 1) / (trials + 2) over evidence that fades — by `kRoundDecay`
-// per round and, while decoding plainly, by `kPlainDecay` per step. The number chosen maximises
+// draft's acceptance α is (successes + a) / (trials + 2a), a = `kPriorWeight`, over evidence that
+// fades — by `kRoundDecay` per round and, while decoding plainly, by `kPlainDecay` per step. The fading
+// caps the evidence at 1 / (1 − kRoundDecay) = 10 trials, so α cannot fall below a / (10 + 2a); that
+// floor must sit below the break-even of the cheapest drafts (the prior's 0.05 a verified row plus an
+// int8 32K head's 0.032 a draft: α ≈ 0.08), or a request whose drafts are never right drafts for
+// ever: a = 1/4 puts it at 0.024 (the uniform prior, a = 1, at 1/12). The number chosen maximises
 // expected tokens per cost: a round of k drafts emits 1 + α + … + α^k tokens on average and costs
 // 1 + k (verify_row + draft_step) decode steps (../shared/docs/qwen35-mtp.md §4).
 // Once that says 0 the request decodes plainly and retries with exponential backoff: one probe round
@@ -31,6 +35,7 @@ struct DraftCosts {
 
 class AdaptiveDrafts {
  public:
+  static constexpr double kPriorWeight = 0.25;  // pseudo-trials each way: α starts at 0.5, one failure takes it to 1/6
   static constexpr double kRoundDecay = 0.9;   // ≈ the last 10 rounds count
   static constexpr double kPlainDecay = 0.97;  // the evidence of a failed round fades over ≈ 20 plain steps
   static constexpr int64_t kFirstBackoff = 8, kMaxBackoff = 128;  // plain steps before a probe
@@ -50,7 +55,7 @@ class AdaptiveDrafts {
     trials_ *= kPlainDecay;
     ++waited_;
   }
-  double acceptance() const { return (successes_ + 1.0) / (trials_ + 2.0); }
+  double acceptance() const { return (successes_ + kPriorWeight) / (trials_ + 2 * kPriorWeight); }
   int64_t backoff() const { return backoff_; }  // plain steps between probes while stopped
 
   // The drafts of the next round: while drafting, the k in 0 .. max_k with the most expected tokens

@@ -236,10 +236,15 @@ std::optional<Engine::Ending> Engine::ends_after(const Request& r, int32_t token
 
 void Engine::plan_drafts() {
   if (options_.speculative_tokens == 0) return;
-  for (Request* r : scheduler_.running()) {
+  // A plain step for the cost meter when it wants one (draft_cost_meter.h) and the step can be one:
+  // every running sequence decodes and none waits to be admitted (a prefill row spoils the sample).
+  const std::vector<Request*>& running = scheduler_.running();
+  const bool calibrate = options_.adaptive_drafts && options_.measure_draft_costs && draft_cost_meter_.wants_plain_step() &&
+                         scheduler_.waiting().empty() && std::none_of(running.begin(), running.end(), [](const Request* r) { return r->prefilling(); });
+  for (Request* r : running) {
     // No drafts past max_tokens (a round emits up to k + 1 tokens) or past the context limit (the
     // verify feeds positions total − 1 .. total − 1 + k).
-    const int64_t k = options_.adaptive_drafts ? r->next_drafts : options_.speculative_tokens;
+    const int64_t k = calibrate ? 0 : options_.adaptive_drafts ? r->next_drafts : options_.speculative_tokens;
     r->wanted_drafts = r->prefilling() ? 0
                                        : std::max<int64_t>(0, std::min({k,
                                                                         r->params.max_tokens - r->generated() - 1,

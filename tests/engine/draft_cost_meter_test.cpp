@@ -68,5 +68,30 @@ TEST(DraftCostMeter, AStallCountsAsABoundedSample) {
   EXPECT_GE(meter.costs().verify_row, 0);
 }
 
+// The meter asks for the plain steps its T1 needs: the first kMinPlainSteps, then one after every
+// kRecalibrateAfter verifies (a request whose every round verifies would otherwise never give one,
+// and verify_row would stay at a prior however wrong).
+TEST(DraftCostMeter, WantsPlainStepsUntilItHasEnoughThenOnceEveryRecalibration) {
+  DraftCostMeter meter(kPrior);
+  EXPECT_TRUE(meter.wants_plain_step());
+  for (int i = 0; i < 100; ++i) meter.verify_step(0.2, 3);
+  EXPECT_TRUE(meter.wants_plain_step()) << "verifies alone never satisfy it";
+  for (int i = 0; i < DraftCostMeter::kMinPlainSteps; ++i) {
+    EXPECT_TRUE(meter.wants_plain_step());
+    meter.plain_step(0.100);
+  }
+  EXPECT_FALSE(meter.wants_plain_step());
+  for (int i = 0; i < DraftCostMeter::kRecalibrateAfter - 1; ++i) meter.verify_step(0.130, 3);
+  EXPECT_FALSE(meter.wants_plain_step());
+  meter.verify_step(0.130, 3);
+  EXPECT_TRUE(meter.wants_plain_step()) << "after kRecalibrateAfter verifies, T1 wants a fresh sample";
+  meter.plain_step(0.100);
+  EXPECT_FALSE(meter.wants_plain_step());
+  // With its plain steps, a verify_row prior far below the truth is corrected (int8 on AVX2: 4 rows
+  // cost 2.5 plain steps, 0.5 a row, where the prior says 0.05).
+  for (int i = 0; i < 60; ++i) meter.verify_step(0.250, 3);
+  EXPECT_NEAR(meter.costs().verify_row, 0.5, 0.01);
+}
+
 }  // namespace
 }  // namespace ds

@@ -230,6 +230,23 @@ TEST_F(MtpEngine, AdaptiveKsCostsAreMeasuredFromTheStepsOrKeptAtThePrior) {
       EXPECT_LE(cost, DraftCostMeter::kMaxCost);
     }
   }
+  // Drafts that are always right would verify every round, and the meter would never see the plain
+  // steps it measures a verify against: the engine makes the first kMinPlainSteps decode steps plain.
+  for (const bool measure : {false, true}) {
+    auto head = drafter();
+    force(*head, Force::oracle, test::continued(prompts, plain.outputs), vocab());
+    const Outcome spec = run(prompts, {p}, 3, head.get(), true, {}, 0, /*adaptive=*/true, measure);
+    EXPECT_EQ(spec.outputs, plain.outputs);
+    const int64_t plain_decodes = spec.counters.generation_tokens - 1 /* the prefill's */ - spec.counters.spec_drafts -
+                                  spec.counters.spec_accepted_tokens;
+    // Besides, a last step may be plain where max_tokens leaves no room for a draft.
+    if (measure) {
+      EXPECT_GE(plain_decodes, DraftCostMeter::kMinPlainSteps) << "the meter's plain steps";
+      EXPECT_LE(plain_decodes, DraftCostMeter::kMinPlainSteps + 1) << "no more than the meter's";
+    } else {
+      EXPECT_LE(plain_decodes, 1) << "at the prior's costs nothing asks for a plain step";
+    }
+  }
 }
 
 TEST_F(MtpEngine, StopsInsideAnAcceptedRunEndTheOutputWherePlainDecodingEndsIt) {
