@@ -2,7 +2,9 @@
 // cache (block table + DeltaNet state slot) and positions, and the logits rows it wants.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -42,6 +44,13 @@ struct SequenceInput {
   std::span<const int32_t> embedding_at{};
   std::span<const float> embedding_rows{};
   bool decodes() const { return kind == StepKind::decode || (kind == StepKind::automatic && tokens.size() == 1 && start_pos > 0); }
+  // The first row whose logits or hidden the call returns (tokens.size() when none): the rows from it
+  // on are the sequence's output rows, the only ones a forward's last layer needs past its KV.
+  int64_t first_output() const {
+    const auto n = static_cast<int64_t>(tokens.size());
+    auto first = [n](LogitsRows rows) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
+    return std::min(first(logits), first(hidden));
+  }
 };
 
 struct ForwardBatch {
@@ -53,6 +62,11 @@ struct ForwardBatch {
   }
   int64_t logits_rows() const { return rows_of(&SequenceInput::logits); }
   int64_t hidden_rows() const { return rows_of(&SequenceInput::hidden); }
+  int64_t output_rows() const {
+    int64_t rows = 0;
+    for (const SequenceInput& s : sequences) rows += static_cast<int64_t>(s.tokens.size()) - s.first_output();
+    return rows;
+  }
 
  private:
   int64_t rows_of(LogitsRows SequenceInput::*which) const {
@@ -62,5 +76,19 @@ struct ForwardBatch {
     return rows;
   }
 };
+
+// Each sequence's output rows of `src` [batch.total_tokens(), width], in order, to the top of `dst`
+// [batch.output_rows(), width]. In place (dst == src) too: no row moves down.
+template <typename T>
+void gather_output_rows(const ForwardBatch& batch, const T* src, T* dst, int64_t width) {
+  int64_t row = 0, out = 0;
+  for (const SequenceInput& s : batch.sequences) {
+    const auto n = static_cast<int64_t>(s.tokens.size()), first = s.first_output();
+    if (n > first && dst + out * width != src + (row + first) * width)
+      std::memmove(dst + out * width, src + (row + first) * width, sizeof(T) * static_cast<size_t>((n - first) * width));
+    out += n - first;
+    row += n;
+  }
+}
 
 }  // namespace ds

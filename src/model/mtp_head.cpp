@@ -34,8 +34,10 @@ Status Qwen35Model::mtp_forward(const ForwardBatch& batch, int64_t step, const f
     std::memcpy(ws.mtp_pair.data() + t * 2 * H + H, ws.head_in.data() + t * H, sizeof(float) * H);
   }
   matmul(ws.mtp_pair.data(), T, mtp.fc, ws.hidden.data());  // [T, H] the layer's residual stream
-  decoder_layer(mtp.layers[static_cast<size_t>(step % num_mtp_layers())], kv_layer, batch, kv, nullptr, ws);
-  norm_and_head(batch, mtp.norm, mtp_head_.empty() ? weights_.lm_head : mtp_head_, ws, logits, mtp_hidden);
+  // Rows kept back through the head only for its KV (MtpDrafter) need no more of the layer.
+  const bool outputs_only = batch.output_rows() < T;
+  decoder_layer(mtp.layers[static_cast<size_t>(step % num_mtp_layers())], kv_layer, batch, kv, nullptr, ws, outputs_only);
+  norm_and_head(batch, mtp.norm, mtp_head_.empty() ? weights_.lm_head : mtp_head_, ws, logits, mtp_hidden, outputs_only);
   return {};
 }
 

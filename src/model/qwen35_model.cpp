@@ -90,16 +90,21 @@ void Qwen35Model::gather_tokens_and_positions(const ForwardBatch& batch, Workspa
 }
 
 void Qwen35Model::decoder_layer(const DecoderLayerWeights& layer, int64_t cache_layer, const ForwardBatch& batch,
-                                KvBlockPool& kv, DeltaNetStateSlots* states, Workspace& ws) {
-  const int64_t T = batch.total_tokens(), H = config_.hidden_size;
+                                KvBlockPool& kv, DeltaNetStateSlots* states, Workspace& ws, bool outputs_only) {
+  const int64_t T = batch.total_tokens(), R = outputs_only ? batch.output_rows() : T, H = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   backend_.rms_norm(ws.hidden.data(), T, H, layer.input_layernorm, eps, ws.normed.data());
-  if (layer.type == LayerType::full_attention) attention_layer(layer, cache_layer, batch, kv, ws);
-  else deltanet_layer(layer, cache_layer, batch, *states, ws);
-  backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
-  backend_.rms_norm(ws.hidden.data(), T, H, layer.post_attention_layernorm, eps, ws.normed.data());
-  mlp(layer.mlp, T, ws);
-  backend_.add(ws.hidden.data(), ws.mixer_out.data(), T * H);
+  if (layer.type == LayerType::full_attention) {
+    attention_layer(layer, cache_layer, batch, kv, ws, outputs_only);  // mixer_out [R, H]
+  } else {
+    deltanet_layer(layer, cache_layer, batch, *states, ws);  // the recurrence needs every row
+    if (outputs_only) gather_output_rows(batch, ws.mixer_out.data(), ws.mixer_out.data(), H);
+  }
+  if (outputs_only) gather_output_rows(batch, ws.hidden.data(), ws.hidden.data(), H);  // [R, H] from here on
+  backend_.add(ws.hidden.data(), ws.mixer_out.data(), R * H);
+  backend_.rms_norm(ws.hidden.data(), R, H, layer.post_attention_layernorm, eps, ws.normed.data());
+  mlp(layer.mlp, R, ws);
+  backend_.add(ws.hidden.data(), ws.mixer_out.data(), R * H);
 }
 
 Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNetStateSlots& states, Workspace& ws,
@@ -108,34 +113,30 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
   if (batch.hidden_rows() > 0 && hidden == nullptr) return Status::error("the batch asks for hidden rows but gives no buffer");
   gather_tokens_and_positions(batch, ws);
   embed(batch, ws, ws.hidden.data());
+  // Rows nobody reads past the last layer's cache writes (a prefill chunk's all but its last) skip
+  // the rest of that layer: 1/L of a prefill's matmuls.
+  const bool outputs_only = batch.output_rows() < batch.total_tokens();
   for (size_t l = 0; l < weights_.layers.size(); ++l)
-    decoder_layer(weights_.layers[l], cache_index_[l], batch, kv, &states, ws);
-  norm_and_head(batch, weights_.norm, weights_.lm_head, ws, logits, hidden);
+    decoder_layer(weights_.layers[l], cache_index_[l], batch, kv, &states, ws, outputs_only && l + 1 == weights_.layers.size());
+  norm_and_head(batch, weights_.norm, weights_.lm_head, ws, logits, hidden, outputs_only && !weights_.layers.empty());
   return {};
 }
 
 void Qwen35Model::norm_and_head(const ForwardBatch& batch, const TensorView& final_norm, const TensorView& head,
-                                Workspace& ws, float* logits, float* hidden) {
-  const int64_t H = config_.hidden_size;
-  // The first row of a sequence that wants logits (or hidden): n when it wants none.
-  auto first_row = [](LogitsRows rows, int64_t n) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
-  // Every row that wants either, normed together (the norm works row by row): ws.normed [out_rows, H].
-  int64_t out_rows = 0, row = 0;
-  for (const SequenceInput& seq : batch.sequences) {
-    const auto n = static_cast<int64_t>(seq.tokens.size());
-    const int64_t first = std::min(first_row(seq.logits, n), first_row(seq.hidden, n));
-    for (int64_t i = first; i < n; ++i, ++out_rows)
-      std::memcpy(ws.head_in.data() + out_rows * H, ws.hidden.data() + (row + i) * H, sizeof(float) * H);
-    row += n;
-  }
+                                Workspace& ws, float* logits, float* hidden, bool compacted) {
+  const int64_t H = config_.hidden_size, out_rows = batch.output_rows();
   if (out_rows == 0) return;
-  backend_.rms_norm(ws.head_in.data(), out_rows, H, final_norm, static_cast<float>(config_.rms_norm_eps), ws.normed.data());
+  // Every row that wants logits or hidden, normed together (the norm works row by row): ws.normed [out_rows, H].
+  if (!compacted) gather_output_rows(batch, ws.hidden.data(), ws.head_in.data(), H);
+  backend_.rms_norm(compacted ? ws.hidden.data() : ws.head_in.data(), out_rows, H, final_norm,
+                    static_cast<float>(config_.rms_norm_eps), ws.normed.data());
   // Hidden rows out, and the logits rows gathered into ws.head_in [logits_rows, H] for the head.
+  auto first_row = [](LogitsRows rows, int64_t n) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
   int64_t normed_row = 0, hidden_rows = 0, logits_rows = 0;
   for (const SequenceInput& seq : batch.sequences) {
     const auto n = static_cast<int64_t>(seq.tokens.size());
     const int64_t first_logits = first_row(seq.logits, n), first_hidden = first_row(seq.hidden, n);
-    for (int64_t i = std::min(first_logits, first_hidden); i < n; ++i, ++normed_row) {
+    for (int64_t i = seq.first_output(); i < n; ++i, ++normed_row) {
       const float* normed = ws.normed.data() + normed_row * H;
       if (i >= first_hidden) std::memcpy(hidden + (hidden_rows++) * H, normed, sizeof(float) * H);
       if (i >= first_logits) std::memcpy(ws.head_in.data() + (logits_rows++) * H, normed, sizeof(float) * H);

@@ -100,15 +100,21 @@ class Qwen35Model {
   // out [T, H]: the embeddings of ws.tokens (gathered first), with each sequence's embedding_rows at
   // its embedding_at tokens.
   void embed(const ForwardBatch& batch, const Workspace& ws, float* out);
-  // Pre-norm mixer + residual, pre-norm MLP + residual on ws.hidden.
+  // Pre-norm mixer + residual, pre-norm MLP + residual on ws.hidden. outputs_only (a forward's last
+  // layer where fewer rows are read after it than it has: a prefill chunk, the MTP head's pass over
+  // rows kept back): the mixer's KV or DeltaNet state still takes every row, the rest of the layer only
+  // the output rows (SequenceInput::first_output), left compacted at the top of ws.hidden
+  // [batch.output_rows(), H]. Per row the same arithmetic, so the same bits, as computing every row.
   void decoder_layer(const DecoderLayerWeights& layer, int64_t cache_layer, const ForwardBatch& batch, KvBlockPool& kv,
-                     DeltaNetStateSlots* states, Workspace& ws);
-  // `final_norm` over the rows that want logits or hidden (from ws.hidden), hidden rows out, head on
-  // the logits rows.
+                     DeltaNetStateSlots* states, Workspace& ws, bool outputs_only = false);
+  // `final_norm` over the rows that want logits or hidden (from ws.hidden; compacted: the top
+  // batch.output_rows() rows are those), hidden rows out, head on the logits rows.
   void norm_and_head(const ForwardBatch& batch, const TensorView& final_norm, const TensorView& head, Workspace& ws,
-                     float* logits, float* hidden);
+                     float* logits, float* hidden, bool compacted = false);
+  // outputs_only: K and V of every row into the cache; queries, attention, gate and o_proj for the
+  // output rows only (ws.mixer_out [batch.output_rows(), H]).
   void attention_layer(const DecoderLayerWeights& layer, int64_t kv_layer, const ForwardBatch& batch, KvBlockPool& kv,
-                       Workspace& ws);
+                       Workspace& ws, bool outputs_only = false);
   void deltanet_layer(const DecoderLayerWeights& layer, int64_t state_layer, const ForwardBatch& batch,
                       DeltaNetStateSlots& states, Workspace& ws);
   void mlp(const MlpWeights& mlp, int64_t tokens, Workspace& ws);

@@ -120,6 +120,40 @@ TEST_F(ModelIdentities, SequenceAloneIsBitIdenticalToSequenceInABatch) {
   for (int s = 0; s < 3; ++s) EXPECT_EQ(together[s], alone[s]) << "sequence " << s;
 }
 
+// A forward's last layer computes past its KV only the rows read after it (Qwen35Model::decoder_layer
+// outputs_only): the rows returned, and every later call (which reads the KV of all), are bit-identical
+// to computing every row — in both compute modes, the fast one's bf16 kernels included.
+TEST_F(ModelIdentities, TheLastLayersOutputRowsOnlyChangeNoBit) {
+  const auto tokens = test::random_tokens(90, vocab(), 17);
+  const std::vector<int32_t> decoded = {5, 11, 2};
+  for (const ComputeMode mode : {ComputeMode::f32, ComputeMode::fast}) {
+    SCOPED_TRACE(mode == ComputeMode::f32 ? "f32" : "fast");
+    auto loaded = load_model(tmp_ / "m", backend_, mode);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    // The prompt in chunks of 40, 40, 10 asking for `rows`, then three decode steps.
+    auto run = [&](LogitsRows rows) {
+      SequenceRunner runner(*loaded->model, 100, 64);
+      std::vector<float> out, part;
+      for (const auto& [offset, n] : {std::pair<size_t, size_t>{0, 40}, {40, 40}, {80, 10}}) {
+        EXPECT_TRUE(runner.feed(std::span(tokens).subspan(offset, n), rows, part).ok());
+        out.insert(out.end(), part.begin(), part.end());
+      }
+      for (const int32_t& token : decoded) {
+        EXPECT_TRUE(runner.feed(std::span(&token, 1), LogitsRows::last, part).ok());
+        out.insert(out.end(), part.begin(), part.end());
+      }
+      return out;
+    };
+    const std::vector<float> every = run(LogitsRows::all), last = run(LogitsRows::last), none = run(LogitsRows::none);
+    const auto V = static_cast<size_t>(vocab());
+    ASSERT_EQ(every.size(), (90 + decoded.size()) * V);
+    std::vector<float> every_last;  // the last row of each chunk, then the decode steps
+    for (size_t row : {39, 79, 89, 90, 91, 92}) every_last.insert(every_last.end(), every.begin() + row * V, every.begin() + (row + 1) * V);
+    EXPECT_EQ(last, every_last);
+    EXPECT_EQ(none, std::vector<float>(every_last.end() - 3 * V, every_last.end())) << "decode after prefill chunks without logits";
+  }
+}
+
 TEST_F(ModelIdentities, BadBatchesAreErrors) {
   const TextConfig& c = loaded_.config.text;
   KvBlockPool kv(4, kKvBlockSize, loaded_.model->num_attention_layers(), c.num_key_value_heads, c.head_dim);

@@ -1,6 +1,7 @@
 // The MTP head and the hidden rows it reads, without a reference: asking for hidden rows leaves the
 // logits' bits alone and gives what the head reads; an MTP pass over several sequences equals each
-// alone bit for bit; an MTP pass that rewrites its KV entries gives what a fresh pass gives; and the
+// alone bit for bit; an MTP pass that rewrites its KV entries gives what a fresh pass gives, as do
+// passes after rows that went through for the KV only; and the
 // head's preconditions (a checkpoint with mtp.*, room in the workspace and the KV pool) are errors
 // with a message.
 #include <gtest/gtest.h>
@@ -140,6 +141,37 @@ TEST_F(MtpIdentities, RewrittenMtpEntriesEqualAFreshPass) {
                     g).ok());
   EXPECT_EQ(logits, std::vector<float>(fresh_logits.end() - 9 * V(), fresh_logits.end()));
   EXPECT_EQ(g, std::vector<float>(fresh_g.end() - 9 * H(), fresh_g.end()));
+}
+
+// Rows that go through the head for its KV only (kept back by the drafter: no logits, no hidden) stop
+// after K and V (Qwen35Model::decoder_layer outputs_only); what later passes compute from that KV, and
+// the last row of a pass asking for it alone, are bit-identical to a pass computing every row.
+TEST_F(MtpIdentities, RowsThroughTheHeadForItsKvOnlyChangeNoBit) {
+  const auto tokens = test::random_tokens(30, V(), 9);
+  std::vector<float> unused, hidden, every_logits, every_g;
+  {
+    SequenceRunner r = runner(40);
+    ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, hidden).ok());
+    ASSERT_TRUE(r.mtp(std::span(hidden).first(29 * H()), std::span(tokens).subspan(1), 0, 0, LogitsRows::all, every_logits,
+                      every_g).ok());
+  }
+  {
+    SequenceRunner r = runner(40);
+    std::vector<float> h, logits, g;
+    ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, h).ok());
+    ASSERT_TRUE(r.mtp(std::span(h).first(20 * H()), std::span(tokens).subspan(1, 20), 0, 0, LogitsRows::none, logits, g).ok());
+    EXPECT_TRUE(logits.empty());
+    ASSERT_TRUE(r.mtp(std::span(h).subspan(20 * H(), 9 * H()), std::span(tokens).subspan(21, 9), 20, 0, LogitsRows::all,
+                      logits, g).ok());
+    EXPECT_EQ(logits, std::vector<float>(every_logits.end() - 9 * V(), every_logits.end()));
+    EXPECT_EQ(g, std::vector<float>(every_g.end() - 9 * H(), every_g.end()));
+  }
+  SequenceRunner r = runner(40);
+  std::vector<float> h, logits, g;
+  ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, h).ok());
+  ASSERT_TRUE(r.mtp(std::span(h).first(29 * H()), std::span(tokens).subspan(1), 0, 0, LogitsRows::last, logits, g).ok());
+  EXPECT_EQ(logits, std::vector<float>(every_logits.end() - V(), every_logits.end()));
+  EXPECT_EQ(g, std::vector<float>(every_g.end() - H(), every_g.end()));
 }
 
 TEST_F(MtpIdentities, PreconditionsAreErrorsWithAMessage) {
