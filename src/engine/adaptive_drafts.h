@@ -59,15 +59,17 @@ class AdaptiveDrafts {
   int64_t backoff() const { return backoff_; }  // plain steps between probes while stopped
 
   // The drafts of the next round: while drafting, the k in 0 .. max_k with the most expected tokens
-  // per cost; once that has said 0, none until the backoff has passed, then one (a probe) — unless
-  // drafts would not pay at these costs even if every one were right.
+  // per cost; once that has said 0, none until the backoff has passed, then one (a probe). Where drafts
+  // would not pay at these costs even if every one were right, still a probe after kMaxBackoff: the
+  // costs are measured from rounds (draft_cost_meter.h), and without any a cost measured under a
+  // passing load, or a stall, would stop drafting for good.
   int64_t choose(int64_t max_k, const DraftCosts& costs) {
     if (!stopped_) {
       if (const int64_t k = best(max_k, costs, acceptance()); k > 0) return k;
       stopped_ = true, waited_ = 0;
       return 0;
     }
-    if (waited_ < backoff_ || best(max_k, costs, 1.0) == 0) return 0;
+    if (waited_ < (best(max_k, costs, 1.0) == 0 ? kMaxBackoff : backoff_)) return 0;
     probing_ = true;
     return 1;
   }

@@ -6,8 +6,9 @@
 //   plain step   T1 = a forward whose sequences each decode one token;
 //   verify_row   = (T_verify ÷ T1 − 1) ÷ (rows past one per sequence);
 //   draft_step   = (the head's calls of a round: its pass and its chained steps) ÷ T1 ÷ the drafts.
-// Each cost is a moving average (weight kNewWeight per sample) that starts at the prior. T1 is the mean
-// of the plain steps seen (then their moving average past kNewWeight's horizon); until
+// Each cost, and T1, is the mean of its samples, then their moving average past kNewWeight's horizon;
+// a cost is its prior until its first sample (a prior far from the truth, pulled by a tenth per
+// sample, took ~8 rounds at 3 steps each to say stop for int8 on AVX2). Until
 // kMinPlainSteps have been seen — a request that verifies every round has a plain step only at its end —
 // T1 is inferred from the verifies with the current verify_row, and verify_row keeps its value: one
 // plain step is too noisy a yardstick (single steps swing ±20% with the memory bandwidth).
@@ -42,8 +43,7 @@ class DraftCostMeter {
     if (!(seconds > 0)) return;
     ++plain_steps_;
     verifies_since_plain_ = 0;
-    const double weight = std::max(kNewWeight, 1.0 / static_cast<double>(plain_steps_));  // a mean, then a moving average
-    plain_mean_s_ += weight * (seconds - plain_mean_s_);
+    plain_mean_s_ = sample_into(plain_mean_s_, seconds, plain_steps_);
   }
   // A forward whose sequences decoded `extra_rows` tokens past one each (every sequence a decode).
   void verify_step(double seconds, int64_t extra_rows) {
@@ -55,13 +55,13 @@ class DraftCostMeter {
       inferred_s_ = inferred_s_ > 0 ? average(inferred_s_, inferred) : inferred;
       return;
     }
-    costs_.verify_row = average(costs_.verify_row, clamp((seconds / plain_mean_s_ - 1) / extra));
+    costs_.verify_row = sample_into(costs_.verify_row, clamp((seconds / plain_mean_s_ - 1) / extra), ++verify_samples_);
   }
   // The head's calls that drafted a round of `drafts` tokens per sequence (the deepest sequence's).
   void drafting(double seconds, int64_t drafts) {
     const double step = plain_step_seconds();
     if (!(seconds > 0) || drafts < 1 || !(step > 0)) return;
-    costs_.draft_step = average(costs_.draft_step, clamp(seconds / step / static_cast<double>(drafts)));
+    costs_.draft_step = sample_into(costs_.draft_step, clamp(seconds / step / static_cast<double>(drafts)), ++draft_samples_);
   }
   // Whether a plain step would give T1 a sample it needs (see the top).
   bool wants_plain_step() const { return plain_steps_ < kMinPlainSteps || verifies_since_plain_ >= kRecalibrateAfter; }
@@ -70,11 +70,16 @@ class DraftCostMeter {
 
  private:
   static double average(double old_value, double sample) { return old_value + kNewWeight * (sample - old_value); }
+  // The n-th sample into a value: the mean of the samples, then a moving average.
+  static double sample_into(double value, double sample, int64_t n) {
+    return value + std::max(kNewWeight, 1.0 / static_cast<double>(n)) * (sample - value);
+  }
   static double clamp(double cost) { return std::clamp(cost, 0.0, kMaxCost); }
 
   DraftCosts costs_;
   int64_t plain_steps_ = 0;
   int64_t verifies_since_plain_ = 0;
+  int64_t verify_samples_ = 0, draft_samples_ = 0;
   double plain_mean_s_ = 0;  // of the plain steps seen
   double inferred_s_ = 0;    // T1 from the verifies, before enough plain steps
 };

@@ -168,6 +168,7 @@ EngineCounters Engine::counters() const {
   c.spec_accepted_tokens = gauges_.spec_accepted_tokens.load();
   c.speculative_tokens = options_.speculative_tokens;
   c.draft_costs = DraftCosts{gauges_.draft_verify_row.load(), gauges_.draft_step.load()};
+  c.cost_meter_plain_steps = gauges_.cost_meter_plain_steps.load();
   for (size_t j = 0; j < c.spec_accepted_per_position.size(); ++j)
     c.spec_accepted_per_position[j] = gauges_.spec_accepted_per_position[j].load();
   return c;
@@ -241,6 +242,7 @@ void Engine::plan_drafts() {
   const std::vector<Request*>& running = scheduler_.running();
   const bool calibrate = options_.adaptive_drafts && options_.measure_draft_costs && draft_cost_meter_.wants_plain_step() &&
                          scheduler_.waiting().empty() && std::none_of(running.begin(), running.end(), [](const Request* r) { return r->prefilling(); });
+  if (calibrate && !running.empty()) gauges_.cost_meter_plain_steps.fetch_add(1);
   for (Request* r : running) {
     // No drafts past max_tokens (a round emits up to k + 1 tokens) or past the context limit (the
     // verify feeds positions total − 1 .. total − 1 + k).

@@ -96,8 +96,10 @@ struct EngineCounters {
   int64_t speculative_tokens = 0;
   int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
   std::array<int64_t, kMaxSpeculativeTokens> spec_accepted_per_position{};
-  // Adaptive k's costs as measured so far (draft_cost_meter.h), in decode steps.
+  // Adaptive k's costs as measured so far (draft_cost_meter.h), in decode steps, and the steps the
+  // engine made plain for the meter's yardstick.
   DraftCosts draft_costs;
+  int64_t cost_meter_plain_steps = 0;
 };
 
 class Engine {
@@ -186,6 +188,7 @@ class Engine {
     std::atomic<int64_t> spec_drafts{0}, spec_draft_tokens{0}, spec_accepted_tokens{0};
     std::array<std::atomic<int64_t>, kMaxSpeculativeTokens> spec_accepted_per_position{};
     std::atomic<double> draft_verify_row{0}, draft_step{0};
+    std::atomic<int64_t> cost_meter_plain_steps{0};
   } gauges_;
   DraftCostMeter draft_cost_meter_;  // engine thread only
   double head_pass_s_ = 0;           // the head's pass after the last forward: drafting of the next round

@@ -1,5 +1,6 @@
 // DraftCostMeter: adaptive k's costs follow the steps' timings — a verified row's share of a plain
-// step, a draft's — from the prior, once a plain step's time is known (or inferred from verifies).
+// step, a draft's — the prior until their first sample, then the mean and moving average of the samples,
+// once a plain step's time is known (or inferred from verifies).
 #include <gtest/gtest.h>
 
 #include "engine/draft_cost_meter.h"
@@ -56,14 +57,17 @@ TEST(DraftCostMeter, UntilEnoughPlainStepsTheStepTimeComesFromTheVerifies) {
   for (double s : {0.080, 0.100, 0.120}) meter.plain_step(s);
   EXPECT_NEAR(meter.plain_step_seconds(), 0.090, 1e-12) << "the mean of the four";
   meter.verify_step(0.117, 3);  // (0.117 / 0.090 − 1) / 3 = 0.1
-  EXPECT_NEAR(meter.costs().verify_row, 0.05 + DraftCostMeter::kNewWeight * (0.1 - 0.05), 1e-12);
+  EXPECT_NEAR(meter.costs().verify_row, 0.1, 1e-12) << "the first sample replaces the prior";
+  meter.verify_step(0.144, 3);  // 0.2
+  EXPECT_NEAR(meter.costs().verify_row, 0.15, 1e-12) << "the mean of the two";
 }
 
 TEST(DraftCostMeter, AStallCountsAsABoundedSample) {
   DraftCostMeter meter(kPrior);
   for (int i = 0; i < DraftCostMeter::kMinPlainSteps; ++i) meter.plain_step(0.100);
+  for (int i = 0; i < 20; ++i) meter.verify_step(0.110, 1);  // 0.1 a row
   meter.verify_step(60.0, 1);  // a minute: a page-in or a descheduled thread, not a row's cost
-  EXPECT_NEAR(meter.costs().verify_row, 0.05 + DraftCostMeter::kNewWeight * (DraftCostMeter::kMaxCost - 0.05), 1e-12);
+  EXPECT_NEAR(meter.costs().verify_row, 0.1 + DraftCostMeter::kNewWeight * (DraftCostMeter::kMaxCost - 0.1), 1e-12);
   meter.verify_step(0.050, 1);  // faster than a plain step: a row costs nothing, never less
   EXPECT_GE(meter.costs().verify_row, 0);
 }
