@@ -122,13 +122,18 @@ TEST_F(ModelIdentities, SequenceAloneIsBitIdenticalToSequenceInABatch) {
 
 // A forward's last layer computes past its KV only the rows read after it (Qwen35Model::decoder_layer
 // outputs_only): the rows returned, and every later call (which reads the KV of all), are bit-identical
-// to computing every row — in both compute modes, the fast one's bf16 kernels included.
+// to computing every row — in both compute modes, the fast one's bf16 kernels included. The checkpoints: this fixture's (last layer attention) and one of 5 layers, L L L F L, whose last layer
+// is a DeltaNet one (its recurrence takes every row; the MLP the output rows).
 TEST_F(ModelIdentities, TheLastLayersOutputRowsOnlyChangeNoBit) {
   const auto tokens = test::random_tokens(90, vocab(), 17);
   const std::vector<int32_t> decoded = {5, 11, 2};
+  test::MicroOptions five;
+  five.layers = 5;
+  test::write_micro_checkpoint(tmp_ / "m5", five);
+  for (const char* checkpoint : {"m", "m5"})
   for (const ComputeMode mode : {ComputeMode::f32, ComputeMode::fast}) {
-    SCOPED_TRACE(mode == ComputeMode::f32 ? "f32" : "fast");
-    auto loaded = load_model(tmp_ / "m", backend_, mode);
+    SCOPED_TRACE(testing::Message() << checkpoint << (mode == ComputeMode::f32 ? ", f32" : ", fast"));
+    auto loaded = load_model(tmp_ / checkpoint, backend_, mode);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     // The prompt in chunks of 40, 40, 10 asking for `rows`, then three decode steps.
     auto run = [&](LogitsRows rows) {
