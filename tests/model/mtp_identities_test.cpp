@@ -45,6 +45,21 @@ class MtpIdentities : public ::testing::Test {
   SequenceRunner runner(int64_t positions) {
     return SequenceRunner(model(), positions, positions, default_kv_dtype(model()), kKvBlockSize, /*with_mtp=*/true);
   }
+  // One MTP pass over every pair of `tokens` (each hidden row with the token after it) in a fresh
+  // sequence: every row's logits [rows, V] and hidden after mtp.norm [rows, H].
+  struct HeadRows {
+    std::vector<float> logits, g;
+  };
+  HeadRows every_row_pass(const std::vector<int32_t>& tokens) {
+    SequenceRunner r = runner(static_cast<int64_t>(tokens.size()) + 10);
+    std::vector<float> unused, hidden;
+    HeadRows out;
+    const size_t pairs = tokens.size() - 1;
+    EXPECT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, hidden).ok());
+    EXPECT_TRUE(r.mtp(std::span(hidden).first(pairs * static_cast<size_t>(H())), std::span(tokens).subspan(1), 0, 0,
+                      LogitsRows::all, out.logits, out.g).ok());
+    return out;
+  }
 };
 
 TEST_F(MtpIdentities, HiddenRowsLeaveLogitsBitIdenticalAndFeedTheHead) {
@@ -120,15 +135,9 @@ TEST_F(MtpIdentities, MtpPassOverSeveralSequencesEqualsEachAlone) {
 // after the rewrite the head computes what a run that never drafted computes, bit for bit.
 TEST_F(MtpIdentities, RewrittenMtpEntriesEqualAFreshPass) {
   const auto tokens = test::random_tokens(30, V(), 8);
-  std::vector<float> unused, hidden, fresh_logits, fresh_g;
-  {
-    SequenceRunner r = runner(40);
-    ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, hidden).ok());
-    ASSERT_TRUE(r.mtp(std::span(hidden).first(29 * H()), std::span(tokens).subspan(1), 0, 0, LogitsRows::all, fresh_logits,
-                      fresh_g).ok());
-  }
+  const HeadRows fresh = every_row_pass(tokens);
   SequenceRunner r = runner(40);
-  std::vector<float> h, logits, g;
+  std::vector<float> unused, h, logits, g;
   ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, h).ok());
   ASSERT_TRUE(r.mtp(std::span(h).first(20 * H()), std::span(tokens).subspan(1, 20), 0, 0, LogitsRows::last, logits, g).ok());
   // Three chained drafts at positions 20..22 from wrong tokens, then the committed pairs 20..28 rewrite them.
@@ -139,8 +148,8 @@ TEST_F(MtpIdentities, RewrittenMtpEntriesEqualAFreshPass) {
   }
   ASSERT_TRUE(r.mtp(std::span(h).subspan(20 * H(), 9 * H()), std::span(tokens).subspan(21, 9), 20, 0, LogitsRows::all, logits,
                     g).ok());
-  EXPECT_EQ(logits, std::vector<float>(fresh_logits.end() - 9 * V(), fresh_logits.end()));
-  EXPECT_EQ(g, std::vector<float>(fresh_g.end() - 9 * H(), fresh_g.end()));
+  EXPECT_EQ(logits, std::vector<float>(fresh.logits.end() - 9 * V(), fresh.logits.end()));
+  EXPECT_EQ(g, std::vector<float>(fresh.g.end() - 9 * H(), fresh.g.end()));
 }
 
 // Rows that go through the head for its KV only (kept back by the drafter: no logits, no hidden) stop
@@ -148,13 +157,8 @@ TEST_F(MtpIdentities, RewrittenMtpEntriesEqualAFreshPass) {
 // the last row of a pass asking for it alone, are bit-identical to a pass computing every row.
 TEST_F(MtpIdentities, RowsThroughTheHeadForItsKvOnlyChangeNoBit) {
   const auto tokens = test::random_tokens(30, V(), 9);
-  std::vector<float> unused, hidden, every_logits, every_g;
-  {
-    SequenceRunner r = runner(40);
-    ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, hidden).ok());
-    ASSERT_TRUE(r.mtp(std::span(hidden).first(29 * H()), std::span(tokens).subspan(1), 0, 0, LogitsRows::all, every_logits,
-                      every_g).ok());
-  }
+  const HeadRows every = every_row_pass(tokens);
+  std::vector<float> unused;
   {
     SequenceRunner r = runner(40);
     std::vector<float> h, logits, g;
@@ -163,15 +167,15 @@ TEST_F(MtpIdentities, RowsThroughTheHeadForItsKvOnlyChangeNoBit) {
     EXPECT_TRUE(logits.empty());
     ASSERT_TRUE(r.mtp(std::span(h).subspan(20 * H(), 9 * H()), std::span(tokens).subspan(21, 9), 20, 0, LogitsRows::all,
                       logits, g).ok());
-    EXPECT_EQ(logits, std::vector<float>(every_logits.end() - 9 * V(), every_logits.end()));
-    EXPECT_EQ(g, std::vector<float>(every_g.end() - 9 * H(), every_g.end()));
+    EXPECT_EQ(logits, std::vector<float>(every.logits.end() - 9 * V(), every.logits.end()));
+    EXPECT_EQ(g, std::vector<float>(every.g.end() - 9 * H(), every.g.end()));
   }
   SequenceRunner r = runner(40);
   std::vector<float> h, logits, g;
   ASSERT_TRUE(r.feed(tokens, LogitsRows::none, unused, LogitsRows::all, h).ok());
   ASSERT_TRUE(r.mtp(std::span(h).first(29 * H()), std::span(tokens).subspan(1), 0, 0, LogitsRows::last, logits, g).ok());
-  EXPECT_EQ(logits, std::vector<float>(every_logits.end() - V(), every_logits.end()));
-  EXPECT_EQ(g, std::vector<float>(every_g.end() - H(), every_g.end()));
+  EXPECT_EQ(logits, std::vector<float>(every.logits.end() - V(), every.logits.end()));
+  EXPECT_EQ(g, std::vector<float>(every.g.end() - H(), every.g.end()));
 }
 
 TEST_F(MtpIdentities, PreconditionsAreErrorsWithAMessage) {
