@@ -196,6 +196,7 @@ Result<std::vector<SpeculativeResult>> run_speculative(StepModel& plain, StepMod
     const int64_t accepted = counters.spec_accepted_tokens - counters_before.spec_accepted_tokens;
     r.accepted_fraction = drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0;
     r.tokens_per_round = r.rounds > 0 ? static_cast<double>(r.rounds + accepted) / static_cast<double>(r.rounds) : 0;
+    r.drafts_per_round = r.rounds > 0 ? static_cast<double>(drafted) / static_cast<double>(r.rounds) : 0;
     auto mean = [](double total, int64_t n) { return n > 0 ? total / static_cast<double>(n) : 0.0; };
     r.decode_step_s = mean(plain_times.decode_s, plain_times.decodes);
     r.verify_s = mean(head_times.verify_s, head_times.verifies);

@@ -20,8 +20,9 @@ struct SpeculativeResult {
   double plain_tokens_per_s = 0, spec_tokens_per_s = 0;  // decode tok/s over the two runs of each
   double accepted_fraction = 0;   // accepted drafts ÷ drafts verified
   double tokens_per_round = 0;    // tokens emitted per verify round
+  double drafts_per_round = 0;    // drafts verified per round (adaptive k: the mean k)
   double decode_step_s = 0;       // plain decoding: one forward of one token (mean)
-  double verify_s = 0;            // one verify forward of 1 + k rows (mean)
+  double verify_s = 0;            // one verify forward of 1 + drafts_per_round rows (mean)
   double head_pass_s = 0;         // one head pass over a round's kept rows (mean)
   double head_step_s = 0;         // one chained head step (mean)
   double draft_per_round_s = 0;   // pass + chained steps per round

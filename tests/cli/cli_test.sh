@@ -315,6 +315,9 @@ expect_ok bench_json_decode '"test": "tg2", .*"floor_fraction": [0-9.e+-]+' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --json -q
 expect_ok bench_mode_f32 '"test": "tg2", "tokens_per_s": [0-9.]+' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --mode f32 --json -q
+# Speculative decoding at scripted acceptance: the rounds and their mean k (adaptive k may take none).
+expect_ok bench_speculative_json '"test": "spec_k2_p1.00", .*"drafts_per_round": [0-9.e+-]+, "rounds": [0-9]+' \
+  "$bin" bench --model "$work/flat" --prompts 16 --decode-tokens 8 --threads 1 --speculative-tokens 2 --draft-acceptance 1 --json -q
 expect_ok bench_text_rounded '^  tg2 +[0-9]+\.[0-9] tok/s   TPOT [0-9]+\.[0-9]{2} ms' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 -q
 expect_ok bench_peak_rss 'peak RSS [0-9]+\.[0-9]{2} (MiB|GiB) .*high-water mark, loading included, the bandwidth probes left out' \
