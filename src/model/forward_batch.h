@@ -46,10 +46,11 @@ struct SequenceInput {
   bool decodes() const { return kind == StepKind::decode || (kind == StepKind::automatic && tokens.size() == 1 && start_pos > 0); }
   // The first row whose logits or hidden the call returns (tokens.size() when none): the rows from it
   // on are the sequence's output rows, the only ones a forward's last layer needs past its KV.
-  int64_t first_output() const {
+  int64_t first_output() const { return std::min(first_row(logits), first_row(hidden)); }
+  // The first row `rows` asks for (tokens.size() for none).
+  int64_t first_row(LogitsRows rows) const {
     const auto n = static_cast<int64_t>(tokens.size());
-    auto first = [n](LogitsRows rows) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
-    return std::min(first(logits), first(hidden));
+    return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n;
   }
 };
 

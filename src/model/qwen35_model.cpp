@@ -114,7 +114,7 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
   gather_tokens_and_positions(batch, ws);
   embed(batch, ws, ws.hidden.data());
   // Rows nobody reads past the last layer's cache writes (a prefill chunk's all but its last) skip
-  // the rest of that layer: 1/L of a prefill's matmuls.
+  // that layer's query, attention, o_proj and MLP (2B: 3.7% of a prompt token's layer matmuls).
   const bool outputs_only = batch.output_rows() < batch.total_tokens();
   for (size_t l = 0; l < weights_.layers.size(); ++l)
     decoder_layer(weights_.layers[l], cache_index_[l], batch, kv, &states, ws, outputs_only && l + 1 == weights_.layers.size());
@@ -131,11 +131,10 @@ void Qwen35Model::norm_and_head(const ForwardBatch& batch, const TensorView& fin
   backend_.rms_norm(compacted ? ws.hidden.data() : ws.head_in.data(), out_rows, H, final_norm,
                     static_cast<float>(config_.rms_norm_eps), ws.normed.data());
   // Hidden rows out, and the logits rows gathered into ws.head_in [logits_rows, H] for the head.
-  auto first_row = [](LogitsRows rows, int64_t n) { return rows == LogitsRows::all ? 0 : rows == LogitsRows::last ? n - 1 : n; };
   int64_t normed_row = 0, hidden_rows = 0, logits_rows = 0;
   for (const SequenceInput& seq : batch.sequences) {
     const auto n = static_cast<int64_t>(seq.tokens.size());
-    const int64_t first_logits = first_row(seq.logits, n), first_hidden = first_row(seq.hidden, n);
+    const int64_t first_logits = seq.first_row(seq.logits), first_hidden = seq.first_row(seq.hidden);
     for (int64_t i = seq.first_output(); i < n; ++i, ++normed_row) {
       const float* normed = ws.normed.data() + normed_row * H;
       if (i >= first_hidden) std::memcpy(hidden + (hidden_rows++) * H, normed, sizeof(float) * H);
