@@ -8,7 +8,7 @@
 //   draft_step   = (the head's calls of a round: its pass and its chained steps) ÷ T1 ÷ the drafts.
 // Each cost, and T1, is the mean of its samples, then their moving average past kNewWeight's horizon;
 // a cost is its prior until its first sample (a prior far from the truth, pulled by a tenth per
-// sample, took ~8 rounds at 3 steps each to say stop for int8 on AVX2). Until
+// sample, needs ~8 rounds of ~3 steps each to say stop for int8 on AVX2). Until
 // kMinPlainSteps have been seen — a request that verifies every round has a plain step only at its end —
 // T1 is inferred from the verifies with the current verify_row, and verify_row keeps its value: one
 // plain step is too noisy a yardstick (single steps swing ±20% with the memory bandwidth).
@@ -17,7 +17,7 @@
 // AVX2: 0.05 assumed, 0.26–0.8 real). So the meter asks for plain steps (`wants_plain_step`): the
 // engine makes its next step plain while fewer than kMinPlainSteps were seen, then once every
 // kRecalibrateAfter verifies, so that T1 follows the machine's load (at P = 1, K = 3 a plain step per
-// 64 rounds costs ~0.7% of the speed-up).
+// 64 rounds costs ~0.7% of the speed-up, by arithmetic).
 #pragma once
 
 #include <algorithm>
