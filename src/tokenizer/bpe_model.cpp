@@ -21,17 +21,19 @@ BpeModel& BpeModel::operator=(BpeModel&& other) noexcept {
   return *this;
 }
 
-Result<BpeModel> BpeModel::build(std::unordered_map<std::string, int32_t> vocab,
+Result<BpeModel> BpeModel::build(Vocab vocab,
                                  const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges) {
   BpeModel model;
   model.vocab_ = std::move(vocab);
   model.ignore_merges_ = ignore_merges;
   for (int b = 0; b < 256; ++b) model.byte_ids_[b] = model.token_to_id(std::string(1, static_cast<char>(b)));
   model.merges_.reserve(merges.size());
+  std::string joined;  // left + right, one buffer for all merges
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [left, right] = merges[rank];
     const int32_t a = model.token_to_id(left), b = model.token_to_id(right);
-    const int32_t merged = model.token_to_id(left + right);
+    joined.assign(left).append(right);
+    const int32_t merged = model.token_to_id(joined);
     // HF refuses such a file too ("Merges text file invalid" / token out of vocabulary).
     if (a < 0 || b < 0)
       return Status::errorf("merge ", rank, ": expected both parts in the vocabulary, found \"",
@@ -43,7 +45,7 @@ Result<BpeModel> BpeModel::build(std::unordered_map<std::string, int32_t> vocab,
 }
 
 int32_t BpeModel::token_to_id(std::string_view bytes) const {
-  const auto it = vocab_.find(std::string(bytes));
+  const auto it = vocab_.find(bytes);
   return it == vocab_.end() ? -1 : it->second;
 }
 
@@ -63,7 +65,7 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& ids) con
   const bool cacheable = word.size() <= kMaxCachedBytes;
   if (cacheable) {
     std::lock_guard lock(cache_mutex_);
-    const auto it = cache_.find(std::string(word));
+    const auto it = cache_.find(word);
     if (it != cache_.end()) {
       ids.insert(ids.end(), it->second.begin(), it->second.end());
       return;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -15,8 +16,15 @@ namespace ds {
 
 class BpeModel {
  public:
+  // Looked up by string_view without building a std::string (C++20 heterogeneous lookup).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+  };
+  using Vocab = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
   // `vocab`: raw-byte token -> id; `merges`: pairs of raw-byte tokens in rank order.
-  static Result<BpeModel> build(std::unordered_map<std::string, int32_t> vocab,
+  static Result<BpeModel> build(Vocab vocab,
                                 const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges);
 
   BpeModel(BpeModel&& other) noexcept;
@@ -42,7 +50,7 @@ class BpeModel {
   const Merge* find_merge(int32_t a, int32_t b) const;
   void merge_word(std::string_view word, std::vector<int32_t>& ids) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
+  Vocab vocab_;
   std::unordered_map<uint64_t, Merge> merges_;
   int32_t byte_ids_[256];
   bool ignore_merges_ = false;
@@ -52,7 +60,7 @@ class BpeModel {
   static constexpr size_t kCacheCapacity = 10000;
   static constexpr size_t kMaxCachedBytes = 256;
   mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+  mutable std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache_;
 };
 
 }  // namespace ds

@@ -77,7 +77,7 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json, const st
     tokenizer.splitters_.push_back(std::move(splitter));
   }
 
-  std::unordered_map<std::string, int32_t> bpe_vocab;
+  BpeModel::Vocab bpe_vocab;
   bpe_vocab.reserve(spec.vocab.size());
   int32_t limit = 0;
   for (const auto& [token, id] : spec.vocab) limit = std::max(limit, id + 1);
@@ -86,8 +86,9 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json, const st
   for (auto& [token, id] : spec.vocab) {
     TokenInfo& info = tokenizer.tokens_[static_cast<size_t>(id)];
     if (info.known) return Status::errorf(source, ": model.vocab: expected unique ids, found id ", id, " twice");
-    if (auto bytes = tokenizer.byte_map_.to_bytes(token)) bpe_vocab.emplace(std::move(*bytes), id);
-    info = {token, true, false};
+    if (auto bytes = tokenizer.byte_map_.to_bytes(token); bytes && !bpe_vocab.emplace(std::move(*bytes), id).second)
+      return Status::errorf(source, ": model.vocab: expected each token once, found \"", token, "\" twice");
+    info = {std::move(token), true, false};
   }
   for (const AddedToken& token : spec.added_tokens) tokenizer.tokens_[static_cast<size_t>(token.id)] = {token.content, true, token.special};
 

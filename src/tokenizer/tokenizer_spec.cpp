@@ -3,6 +3,7 @@
 #include "tokenizer/tokenizer_spec.h"
 
 #include "io/json_reader.h"
+#include "tokenizer/tokenizer_json_reader.h"
 
 namespace ds {
 namespace {
@@ -56,28 +57,8 @@ Status parse_pre_tokenizer(const json& node, const std::string& where, Tokenizer
   return Status::errorf(where, ": expected Sequence, Split or ByteLevel, found pre-tokenizer type \"", type, "\"");
 }
 
-Status parse_merges(const json& merges, const std::string& where, TokenizerSpec& spec) {
-  if (!merges.is_array()) return Status::errorf(where, ": expected an array, found ", merges.type_name());
-  spec.merges.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) {
-    const json& merge = merges[i];
-    if (merge.is_string()) {  // "a b" (tokenizers < 0.20 and many Hub files)
-      const std::string& line = merge.get_ref<const std::string&>();
-      const size_t space = line.find(' ');
-      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
-        return Status::errorf(where, "[", i, "]: expected \"LEFT RIGHT\" with one space, found \"", line, "\"");
-      spec.merges.emplace_back(line.substr(0, space), line.substr(space + 1));
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
-      spec.merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
-    } else {
-      return Status::errorf(where, "[", i, "]: expected a string \"a b\" or a pair [a, b], found ", merge.dump().substr(0, 60));
-    }
-  }
-  return Status();
-}
-
-Status parse_model(const json& node, const std::string& where, TokenizerSpec& spec) {
-  if (type_of(node) != "BPE" && !(node.is_object() && !node.contains("type") && node.contains("merges")))
+Status parse_model(const json& node, const std::string& where, TokenizerJson& file, TokenizerSpec& spec) {
+  if (type_of(node) != "BPE" && !(node.is_object() && !node.contains("type") && (node.contains("merges") || file.has_merges)))
     return Status::errorf(where, ": expected model type \"BPE\", found \"", type_of(node), "\"");
   JsonReader reader(node, where + ".");
   for (const char* key : {"unk_token", "dropout"})
@@ -89,16 +70,14 @@ Status parse_model(const json& node, const std::string& where, TokenizerSpec& sp
   DS_ASSIGN_OR_RETURN(const bool byte_fallback, reader.get_bool_or("byte_fallback", false));
   if (byte_fallback) return Status::errorf(where, ".byte_fallback: expected false, found true (unsupported)");
   DS_ASSIGN_OR_RETURN(spec.ignore_merges, reader.get_bool_or("ignore_merges", false));
-  if (!node.contains("vocab") || !node["vocab"].is_object())
+  // The tables were read with the file (read_tokenizer_json); what is left here is a table of the wrong type.
+  if (!file.has_vocab)
     return Status::errorf(where, ".vocab: expected an object {token: id}, found ", node.contains("vocab") ? node["vocab"].type_name() : "nothing");
-  spec.vocab.reserve(node["vocab"].size());
-  for (const auto& [token, id] : node["vocab"].items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t{1} << 24))
-      return Status::errorf(where, ".vocab[\"", token, "\"]: expected an id in [0, 2^24), found ", id.dump().substr(0, 30));
-    spec.vocab.emplace_back(token, static_cast<int32_t>(id.get<int64_t>()));
-  }
-  if (!node.contains("merges")) return Status::errorf(where, ".merges: expected an array, found nothing");
-  return parse_merges(node["merges"], where + ".merges", spec);
+  if (!file.has_merges)
+    return Status::errorf(where, ".merges: expected an array, found ", node.contains("merges") ? node["merges"].type_name() : "nothing");
+  spec.vocab = std::move(file.vocab);
+  spec.merges = std::move(file.merges);
+  return Status();
 }
 
 Status parse_added_tokens(const json& node, const std::string& where, TokenizerSpec& spec) {
@@ -125,7 +104,8 @@ Status parse_added_tokens(const json& node, const std::string& where, TokenizerS
 }  // namespace
 
 Result<TokenizerSpec> parse_tokenizer_json(std::string_view text, const std::string& source) {
-  DS_ASSIGN_OR_RETURN(const json root, JsonReader::parse(std::string(text), source));
+  DS_ASSIGN_OR_RETURN(TokenizerJson file, read_tokenizer_json(text, source));
+  const json& root = file.rest;
   if (!root.is_object()) return Status::errorf(source, ": expected a JSON object, found ", root.type_name());
   TokenizerSpec spec;
   auto field = [&](const char* key) -> const json& {
@@ -144,7 +124,7 @@ Result<TokenizerSpec> parse_tokenizer_json(std::string_view text, const std::str
   if (type_of(decoder) != "ByteLevel")
     return Status::errorf(source, ": decoder: expected ByteLevel, found ", decoder.is_null() ? "null" : "\"" + type_of(decoder) + "\"");
   if (!root.contains("model")) return Status::errorf(source, ": model: expected an object, found nothing");
-  DS_TRY(parse_model(root["model"], source + ": model", spec));
+  DS_TRY(parse_model(root["model"], source + ": model", file, spec));
   return spec;
 }
 

@@ -129,6 +129,47 @@ TEST(Tokenizer, MalformedTokenizerJsonIsAClearError) {
   EXPECT_FALSE(Tokenizer::from_json("[]", "tokenizer.json", TokenizerPipeline::as_written).ok());
 }
 
+// model.vocab and model.merges are read as a stream, not as a tree: each wrong entry is still named.
+TEST(Tokenizer, MalformedVocabularyAndMergesAreClearErrors) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    auto result = Tokenizer::from_json(text, "tokenizer.json", TokenizerPipeline::as_written);
+    ASSERT_FALSE(result.ok()) << "expected an error mentioning " << needle;
+    EXPECT_NE(result.status().message().find(needle), std::string::npos) << result.status().message();
+  };
+  auto with_model = [](const char* key, const nlohmann::json& value) {
+    auto spec = tiny_spec();
+    spec["model"][key] = value;
+    return spec.dump();
+  };
+  expect_error(with_model("vocab", nlohmann::json::array({1, 2})), "model.vocab: expected an object {token: id}, found array");
+  expect_error(with_model("vocab", {{"a", 1 << 24}}), "model.vocab[\"a\"]: expected an id in [0, 2^24), found 16777216");
+  expect_error(with_model("vocab", {{"a", -1}}), "found -1");
+  expect_error(with_model("vocab", {{"a", 1.5}}), "vocab[\"a\"]: expected an id in [0, 2^24), found 1.5");
+  expect_error(with_model("vocab", {{"a", {{"id", 1}}}}), "vocab[\"a\"]: expected an id in [0, 2^24), found an object");
+  expect_error(with_model("vocab", {{"a", nullptr}}), "found null");
+  expect_error(with_model("merges", "a b"), "model.merges: expected an array, found string");
+  expect_error(with_model("merges", nlohmann::json::array({"a b", 7})), "merges[1]: expected a string \"a b\" or a pair [a, b], found 7");
+  expect_error(with_model("merges", nlohmann::json::array({nlohmann::json::array({"a", "b", "c"})})),
+               "merges[0]: expected a string \"a b\" or a pair [a, b], found a pair holding more than 2 strings");
+  expect_error(with_model("merges", nlohmann::json::array({nlohmann::json::array({"a"})})), "found a pair holding 1 string");
+  expect_error(with_model("merges", nlohmann::json::array({nlohmann::json::array({"a", 1})})), "found a pair holding 1");
+  expect_error(with_model("merges", nlohmann::json::array({nlohmann::json::array()})), "found a pair holding no string");
+  auto spec = tiny_spec();
+  spec["model"].erase("merges");
+  expect_error(spec.dump(), "model.merges: expected an array, found nothing");
+  // nlohmann keeps the last of two equal keys; the stream sees both, and a tokenizer must not guess.
+  std::string twice = tiny_spec().dump();
+  const std::string first = "\"a\":0,";
+  ASSERT_NE(twice.find(first), std::string::npos);
+  twice.replace(twice.find(first), first.size(), "\"a\":0,\"a\":6,");
+  expect_error(twice, "model.vocab: expected each token once, found \"a\" twice");
+  // Tables anywhere but at model.vocab / model.merges are ordinary JSON, not streamed.
+  spec = tiny_spec();
+  spec["extra"] = {{"vocab", {{"x", "not an id"}}}, {"merges", {1, 2}}};
+  spec["model"]["extra"] = {{"vocab", {{"x", "y"}}}};
+  EXPECT_TRUE(Tokenizer::from_json(spec.dump(), "tokenizer.json", TokenizerPipeline::as_written).ok());
+}
+
 TEST(Tokenizer, OnigWhiteSpaceTranslation) {
   auto splitter = RegexSplitter::compile(R"(\s+|\S+)");
   ASSERT_TRUE(splitter.ok());
