@@ -3,7 +3,7 @@
 # tests/fuzz/corpus/TARGET (which CI replays) with a minimal one (-merge=1 into an empty folder) that
 # covers every edge the old corpus and the run reached. Crashes are written to fuzz-artifacts/.
 # Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: a folder of tests/fuzz/corpus (safetensors_header, model_config,
-#   chat_template, chat_render, output_parsers, openai_request, gguf_file, gguf_model, prefix_store, png_decode,
+#   tokenizer_json, chat_template, chat_render, output_parsers, openai_request, gguf_file, gguf_model, prefix_store, png_decode,
 #   jpeg_decode, webp_decode, gif_decode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
