@@ -23,6 +23,7 @@
 #include "default_assets.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/machine_probe.h"
+#include "kernels/timed_backend.h"
 #include "model/model_loader.h"
 #include "model/model_summary.h"
 #include "model/random_checkpoint.h"
@@ -49,6 +50,7 @@ struct BenchOptions {
   RunOptions run;
   EngineCliOptions engine;
   bool json = false;
+  bool op_times = false;
 };
 
 
@@ -167,6 +169,30 @@ Status bench_prefix_cache(const BenchOptions& options, LoadedModel& loaded, int 
   return {};
 }
 
+// `--op-times`: per kind of step, each op's milliseconds per step and calls per step, the largest first.
+void print_op_times(const TimedBackend& timed, bool json) {
+  for (const auto& [phase, times] : timed.phases()) {
+    if (times.steps == 0 || phase == "other") continue;
+    std::vector<std::pair<std::string, TimedBackend::OpTime>> ops(times.ops.begin(), times.ops.end());
+    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    double total = 0;
+    for (const auto& [op, time] : ops) total += time.seconds;
+    const double steps = static_cast<double>(times.steps);
+    if (!json) std::printf("  op times, %s (%lld steps, %.2f ms of ops a step):\n", phase.c_str(),
+                           static_cast<long long>(times.steps), 1e3 * total / steps);
+    for (const auto& [op, time] : ops) {
+      if (json)
+        std::printf("{\"test\": \"op_times\", \"phase\": \"%s\", \"op\": \"%s\", \"steps\": %lld, \"ms_per_step\": %.6f, "
+                    "\"calls_per_step\": %.3f}\n",
+                    phase.c_str(), op.c_str(), static_cast<long long>(times.steps), 1e3 * time.seconds / steps,
+                    static_cast<double>(time.calls) / steps);
+      else
+        std::printf("    %-48s %9.3f ms  %6.1f calls\n", op.c_str(), 1e3 * time.seconds / steps,
+                    static_cast<double>(time.calls) / steps);
+    }
+  }
+}
+
 // Speculative decoding with the MTP head at scripted acceptances (bench_speculative.h): one line per P
 // of --draft-acceptance, beside plain decoding measured around it.
 Status bench_speculative(const BenchOptions& options, LoadedModel& loaded, int threads) {
@@ -273,7 +299,12 @@ int run_bench(const BenchOptions& options) {
   PeakResidentMemory peak_memory;
   auto backend = make_backend(options.run);
   auto* cpu = dynamic_cast<CpuBackend*>(backend.get());
-  auto loaded = load_model(dir, *backend, compute_mode(options.run), weights_choice(options.run), thread_count(options.run));
+  std::unique_ptr<TimedBackend> timed = options.op_times ? std::make_unique<TimedBackend>(*backend) : nullptr;
+  auto begin_op_step = [&](const char* phase) {
+    if (timed) timed->begin_step(phase);
+  };
+  auto loaded = load_model(dir, timed ? static_cast<Backend&>(*timed) : *backend, compute_mode(options.run),
+                           weights_choice(options.run), thread_count(options.run));
   if (!loaded.ok()) return report_error(loaded.status());
   const auto kv_dtype = kv_cache_dtype(options.engine, *loaded->model);
   if (!kv_dtype.ok()) return report_error(kv_dtype.status());
@@ -338,6 +369,7 @@ int run_bench(const BenchOptions& options) {
     const auto start = Clock::now();
     for (int64_t offset = 0; offset < n; offset += options.prefill_chunk) {
       const int64_t size = std::min<int64_t>(options.prefill_chunk, n - offset);
+      begin_op_step(size == options.prefill_chunk ? "prefill chunk" : "prefill tail");
       const Status status = runner.feed(std::span(prompt).subspan(offset, size), LogitsRows::last, logits);
       if (!status.ok()) return report_error(status);
     }
@@ -372,10 +404,12 @@ int run_bench(const BenchOptions& options) {
       const auto start = Clock::now();
       for (int64_t i = 0; i < segment; ++i) {
         int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        begin_op_step("decode");
         if (Status s = runner.feed(std::span(&next, 1), LogitsRows::last, logits); !s.ok()) return report_error(s);
       }
       seconds += seconds_since(start);
       done += segment;
+      begin_op_step("other");
       const double probe = peak_memory.left_out([&] { return measure_read_bandwidth(cpu->pool(), kProbeBytes, 2); });
       probe_sum += probe, probe_min = std::min(probe_min, probe), probe_max = std::max(probe_max, probe), ++probes;
     }
@@ -406,6 +440,7 @@ int run_bench(const BenchOptions& options) {
     if (Status s = bench_images(image_sides, *loaded, dir, threads, peak_flops, peak_name, options.json); !s.ok())
       return report_error(s);
   }
+  if (timed) print_op_times(*timed, options.json);
   if (!options.json)
     std::printf("  peak RSS %s (text weights %s%s; the kernel's high-water mark, loading included, %s)\n",
                 human_bytes(peak_memory.bytes()).c_str(),
@@ -457,6 +492,10 @@ CommandRunner add_bench_command(CLI::App& app) {
                       "S x S image (a quality-90 JPEG) + a 16-token question split into decoding, preprocessing, the "
                       "vision tower and the text prefill, and the tower's matmul GFLOP/s as a share of the bf16 peak (the checkpoint needs a tower)");
   command->add_flag("--json", options->json, "One JSON object per line");
+  command->add_flag("--op-times", options->op_times,
+                    "Also time every op of the model (each call timed: a little slower) and print, per kind of "
+                    "step (prefill chunk, decode, and with --draft-acceptance the engine's decodes, verifies, head "
+                    "passes and steps, replays), each op's milliseconds per step; matmuls by weight format");
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);
   command->callback([model, shape] {

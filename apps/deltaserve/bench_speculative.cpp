@@ -9,6 +9,7 @@
 
 #include "engine/mtp_drafter.h"
 #include "engine_options.h"
+#include "kernels/timed_backend.h"
 #include "util/elapsed.h"
 #include "util/random.h"
 
@@ -45,14 +46,15 @@ class TimedStepModel : public StepModel {
   Backend& backend() override { return inner_.backend(); }
   void reserve(int64_t max_batch_tokens) override { inner_.reserve(max_batch_tokens); }
   Status forward(const ForwardBatch& batch, HybridCache& cache, float* logits) override {
-    const auto start = Clock::now();
-    Status status = inner_.forward(batch, cache, logits);
-    const double seconds = seconds_since(start);
     bool decodes = true, verifies = false;
     for (const SequenceInput& s : batch.sequences) {
       decodes = decodes && s.kind == StepKind::decode;
       verifies = verifies || (s.kind == StepKind::decode && s.tokens.size() > 1);
     }
+    begin_op_step(verifies ? "verify" : decodes ? "engine decode" : "engine prefill");
+    const auto start = Clock::now();
+    Status status = inner_.forward(batch, cache, logits);
+    const double seconds = seconds_since(start);
     std::lock_guard lock(mutex_);
     if (verifies) {
       times_.verify_s += seconds;
@@ -65,6 +67,7 @@ class TimedStepModel : public StepModel {
   }
   Status reserve_record(DeltaNetRecord& record, int64_t rows) override { return inner_.reserve_record(record, rows); }
   Status replay_deltanet(const DeltaNetRecord& record, int64_t rows, HybridCache& cache, int32_t slot) override {
+    begin_op_step("replay");
     const auto start = Clock::now();
     Status status = inner_.replay_deltanet(record, rows, cache, slot);
     std::lock_guard lock(mutex_);
@@ -81,6 +84,7 @@ class TimedStepModel : public StepModel {
   std::span<const float> hidden_rows() const override { return inner_.hidden_rows(); }
   Status mtp_forward(const ForwardBatch& batch, int64_t step, const float* pair_hidden, HybridCache& cache, float* logits,
                      float* mtp_hidden) override {
+    begin_op_step(step == 0 ? "head pass" : "head step");
     const auto start = Clock::now();
     Status status = inner_.mtp_forward(batch, step, pair_hidden, cache, logits, mtp_hidden);
     const double seconds = seconds_since(start);
@@ -96,6 +100,11 @@ class TimedStepModel : public StepModel {
   }
 
  private:
+  // With `bench --op-times` the model runs on a TimedBackend: its ops count under this call's kind.
+  void begin_op_step(const char* phase) {
+    if (auto* timed = dynamic_cast<TimedBackend*>(&inner_.backend())) timed->begin_step(phase);
+  }
+
   StepModel& inner_;
   mutable std::mutex mutex_;  // the engine thread writes, the bench thread reads between requests
   CallTimes times_;

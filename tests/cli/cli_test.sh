@@ -318,6 +318,12 @@ expect_ok bench_mode_f32 '"test": "tg2", "tokens_per_s": [0-9.]+' \
 # Speculative decoding at scripted acceptance: the rounds and their mean k (adaptive k may take none).
 expect_ok bench_speculative_json '"test": "spec_k2_p1.00", .*"drafts_per_round": [0-9.e+-]+, "rounds": [0-9]+' \
   "$bin" bench --model "$work/flat" --prompts 16 --decode-tokens 8 --threads 1 --speculative-tokens 2 --draft-acceptance 1 --json -q
+# --op-times: per kind of step, each op's time; a decode step of the tiny model runs each of its 4
+# layers' matmuls, the verify of the speculative bench its own phase.
+expect_ok bench_op_times_decode '\{"test": "op_times", "phase": "decode", "op": "matmul bf16 panels", "steps": 2, "ms_per_step": [0-9.]+, "calls_per_step": [1-9][0-9.]*\}' \
+  "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 --op-times --json -q
+expect_ok bench_op_times_verify 'op times, verify \([0-9]+ steps, [0-9.]+ ms of ops a step\):' \
+  "$bin" bench --model "$work/flat" --prompts 16 --decode-tokens 8 --threads 1 --speculative-tokens 2 --no-adaptive-drafts --draft-acceptance 1 --op-times -q
 expect_ok bench_text_rounded '^  tg2 +[0-9]+\.[0-9] tok/s   TPOT [0-9]+\.[0-9]{2} ms' \
   "$bin" bench --model "$work/tiny" --prompts 16 --decode-tokens 2 --threads 1 -q
 expect_ok bench_peak_rss 'peak RSS [0-9]+\.[0-9]{2} (MiB|GiB) .*high-water mark, loading included, the bandwidth probes left out' \
