@@ -13,8 +13,8 @@ std::string matmul_name(const TensorView& w) {
 
 }  // namespace
 
-void TimedBackend::add(const std::string& name, std::chrono::steady_clock::time_point start) {
-  OpTime& time = phase_->ops[name];
+void TimedBackend::record(const std::string& op, std::chrono::steady_clock::time_point start) {
+  OpTime& time = phase_->ops[op];
   time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ++time.calls;
 }
@@ -22,13 +22,13 @@ void TimedBackend::add(const std::string& name, std::chrono::steady_clock::time_
 void TimedBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
   const auto start = std::chrono::steady_clock::now();
   inner_.matmul(x, m, w, y, round_input_bf16);
-  add(matmul_name(w), start);
+  record(matmul_name(w), start);
 }
 
 void TimedBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
   const auto start = std::chrono::steady_clock::now();
   inner_.matmuls(x, m, outputs, round_input_bf16);
-  if (!outputs.empty()) add(matmul_name(*outputs[0].w), start);
+  if (!outputs.empty()) record(matmul_name(*outputs[0].w), start);
 }
 
 void TimedBackend::embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) {

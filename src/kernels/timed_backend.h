@@ -1,6 +1,7 @@
 // TimedBackend: a Backend that runs another and adds up the wall time of each op, per phase the
 // caller names (e.g. "decode", "verify"), so a benchmark can say where a step's time goes. Matmuls
-// are kept apart by weight format and activation width ("matmul int8 panels, 16-bit activations").
+// are kept apart by weight format and activation width ("matmul int8 panels, 16-bit activations"); a
+// group sharing its input (matmuls) counts under its first weight's.
 // Not for serving: each op reads the clock twice.
 #pragma once
 
@@ -75,9 +76,9 @@ class TimedBackend final : public Backend {
   void timed(const char* name, Op&& op) {
     const auto start = std::chrono::steady_clock::now();
     op();
-    add(name, start);
+    record(name, start);
   }
-  void add(const std::string& name, std::chrono::steady_clock::time_point start);
+  void record(const std::string& op, std::chrono::steady_clock::time_point start);
 
   Backend& inner_;
   std::map<std::string, Phase> phases_;
