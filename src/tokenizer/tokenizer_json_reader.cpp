@@ -25,7 +25,9 @@ class Reader final : public nlohmann::json_sax<json> {
     return value(json(number), "");
   }
   bool number_unsigned(number_unsigned_t number) override {
-    if (table_ == Table::vocab) return vocab_id(number > kIdLimit ? kIdLimit : static_cast<int64_t>(number));
+    if (table_ == Table::vocab)
+      return number < static_cast<number_unsigned_t>(kIdLimit) ? vocab_id(static_cast<int64_t>(number))
+                                                                : wrong_vocab_id(std::to_string(number));
     return value(json(number), "");
   }
   bool number_float(number_float_t number, const string_t& text) override { return value(json(number), text); }

@@ -45,7 +45,6 @@ TEST(TimedBackend, ForwardsEachOpAndCountsItUnderItsStep) {
   EXPECT_EQ(prefill.ops.begin()->second.calls, 1);
   ASSERT_EQ(decode.ops.size(), 1u);
   EXPECT_EQ(decode.ops.at("rms_norm").calls, 2);
-  EXPECT_GE(decode.ops.at("rms_norm").seconds, 0.0);
   EXPECT_EQ(std::string(timed.name()), std::string(ref.name()));
 }
 

@@ -144,6 +144,7 @@ TEST(Tokenizer, MalformedVocabularyAndMergesAreClearErrors) {
   expect_error(with_model("vocab", nlohmann::json::array({1, 2})), "model.vocab: expected an object {token: id}, found array");
   expect_error(with_model("vocab", {{"a", 1 << 24}}), "model.vocab[\"a\"]: expected an id in [0, 2^24), found 16777216");
   expect_error(with_model("vocab", {{"a", -1}}), "found -1");
+  expect_error(with_model("vocab", {{"a", uint64_t{5000000000}}}), "found 5000000000");
   expect_error(with_model("vocab", {{"a", 1.5}}), "vocab[\"a\"]: expected an id in [0, 2^24), found 1.5");
   expect_error(with_model("vocab", {{"a", {{"id", 1}}}}), "vocab[\"a\"]: expected an id in [0, 2^24), found an object");
   expect_error(with_model("vocab", {{"a", nullptr}}), "found null");
