@@ -92,8 +92,9 @@ uint64_t decode_step_bytes(const LoadedModel& loaded, int64_t context, KvDtype k
   const TextConfig& c = loaded.config.text;
   const ModelSummary summary = summarize_checkpoint(*loaded.checkpoint, loaded.config,
                                                     loaded.config.nested ? kNestedTextPrefix : kFlatTextPrefix);
-  // The text weights with the matmul weights as the model reads them (repacked, quantised).
-  uint64_t bytes = summary.text_bytes - loaded.matmul_file_bytes + loaded.matmul_bytes;
+  // The text weights with the matmul weights as the model reads them (repacked, quantised), but
+  // never more than the file's: padding in a repacked layout (Q6_K panels) is no byte a step needs.
+  uint64_t bytes = summary.text_bytes - loaded.matmul_file_bytes + std::min(loaded.matmul_bytes, loaded.matmul_file_bytes);
   const auto embed = summary.parts.find(WeightPart::embeddings);
   const bool tied = summary.parts.find(WeightPart::head) == summary.parts.end();
   if (embed != summary.parts.end() && !tied) bytes -= embed->second.bytes;  // only one row is gathered

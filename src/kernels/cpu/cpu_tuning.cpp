@@ -31,8 +31,8 @@ CpuTuning detect_tuning() {
   CpuTuning tuning;
   if (vendor_is("GenuineIntel")) tuning.decode_prefetch_bytes = 2304;
   // Family 25 is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.
-  if (vendor_is("AuthenticAMD") && cpu_family() == 25 && __builtin_cpu_supports("avx512f"))
-    tuning.kquant_decode_prefetch = {48 * 1024, true};
+  if (vendor_is("AuthenticAMD") && cpu_family() == 25)
+    tuning.kquant_decode_prefetch = __builtin_cpu_supports("avx512f") ? KquantPrefetch{48 * 1024, true} : KquantPrefetch{3072, false};
   return tuning;
 }
 

@@ -21,15 +21,17 @@ struct CpuTuning {
   // panels was no faster on 2 threads and 4% slower on 1.
   int64_t decode_prefetch_bytes = 0;
   // The same for the K-quant panels (kernels/formats/kquant/, the AVX-512 and AVX2 kernels), whose
-  // decode streams a panel's codes and its side bytes at once (a superblock's worth of the stream per
-  // superblock). Zen 4 (family 25 with AVX-512): 48 KiB ahead into L2 — a 2-thread Q4_K decode stream
-  // read 17–25 GB/s without prefetching, 15 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K
-  // 11–16, 10–13, 20–42; the VM's bandwidth swings, hence ranges). Zen 5 (family 26): 3 KiB ahead
-  // into L1 — one thread read 15–18 GB/s of Q4_K without, 25–26 with (4 KiB the same, 6–8 KiB worse;
-  // int8 panels there: 30–39 GB/s). Zen 3 (family 25 without AVX-512; the AVX2 kernel), 2B Q4_K_M
-  // decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1 65–70%, 16 KiB into L2
-  // 64–65%, 48 KiB into L2 55–67%. Every other CPU takes Zen 5's until measured (docs/benchmarks.md).
-  KquantPrefetch kquant_decode_prefetch = {3072, false};
+  // decode reads each panel as one stream (a superblock's codes and side bytes, then the next's).
+  // Zen 5 (family 26): 6 KiB ahead into L1 — a Q4_K decode stream read 72–74 GB/s on two threads with
+  // 6–9 KiB, 67 with 3 KiB, 61 without, 59 with 12 KiB into L2 (a plain read: 80; one thread 41 of
+  // 46). Measured before the panels kept each superblock's side bytes beside its codes (all side
+  // bytes at a panel's end, two streams): Zen 4 (family 25 with AVX-512) 48 KiB ahead into L2 — two
+  // threads read 17–25 GB/s without, 15 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K 11–16,
+  // 10–13, 20–42; the VM's bandwidth swings, hence ranges); Zen 3 (family 25 without AVX-512; the
+  // AVX2 kernel), 2B Q4_K_M decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1
+  // 65–70%, 16 KiB into L2 64–65%, 48 KiB into L2 55–67%. Every other CPU takes Zen 5's until
+  // measured (docs/benchmarks.md).
+  KquantPrefetch kquant_decode_prefetch = {6144, false};
 };
 
 const CpuTuning& cpu_tuning();  // for this CPU, detected once

@@ -97,7 +97,7 @@ void panel_row_blocks(const KquantType& type, const TensorView& w, int64_t row, 
   // The view is read only; KquantSuperblock's pointers are shared with packing, which writes.
   auto* panel = const_cast<std::byte*>(w.data) + row / kKquantPanelRows * kquant_panel_bytes(type, k);
   for (int64_t b = 0; b < superblocks; ++b)
-    kquant_panel_to_block(type, kquant_superblock(type, panel, k, b), row % kKquantPanelRows, out + b * type.block_bytes());
+    kquant_panel_to_block(type, kquant_superblock(type, panel, b), row % kKquantPanelRows, out + b * type.block_bytes());
 }
 
 // GGUF blocks read in place: the reference values, and the plain matmul over them (`--weights mapped`).
@@ -154,7 +154,7 @@ class KquantPanelsFormat final : public WeightFormat {
       }
       for (int64_t b = 0; b < superblocks; ++b)
         kquant_block_to_panel(type_, row_data + b * type_.block_bytes(), row % kKquantPanelRows,
-                              kquant_superblock(type_, panel, k, b));
+                              kquant_superblock(type_, panel, b));
     }
   }
   TensorView packed_view(const TensorView& source, const std::byte* packed) const override {

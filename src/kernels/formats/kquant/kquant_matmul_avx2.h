@@ -49,12 +49,15 @@ inline void kquant_quads_avx2(const int8_t* xg, int v, __m256i& x_lo, __m256i& x
   x_lo = _mm256_set1_epi32(quad_lo), x_hi = _mm256_set1_epi32(quad_hi);
 }
 
-// Superblock b's share of the panels, read as one stream (codes, sides, next panel) as the AVX-512
-// driver does: prefetch.bytes ahead of where superblock b's bytes would start in it.
+// A superblock's bytes in the panels' stream: codes, side bytes, padding to a cache line.
+template <class P>
+inline constexpr int64_t kKquantStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
+
+// Superblock b's share of the panels' stream, prefetch.bytes ahead of it (as the AVX-512 driver does).
 template <class P>
 inline void kquant_prefetch_avx2(const std::byte* panel, int64_t b, KquantPrefetch prefetch) {
-  const std::byte* ahead = panel + b * (P::kCodeBytes + P::kSideBytes) + prefetch.bytes;
-  for (int64_t line = 0; line < P::kCodeBytes + P::kSideBytes; line += 64) {
+  const std::byte* ahead = panel + b * kKquantStride<P> + prefetch.bytes;
+  for (int64_t line = 0; line < kKquantStride<P>; line += 64) {
     if (prefetch.into_l2) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
     else _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
   }
@@ -67,8 +70,8 @@ void kquant_token_avx2(const KquantActivations& a, int64_t r, const std::byte* p
   const int8_t* x = a.codes.q + r * groups * kKquantGroup;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t b = 0; b < superblocks; ++b) {
-    const std::byte* codes = panel + b * P::kCodeBytes;
-    const std::byte* side = panel + superblocks * P::kCodeBytes + b * P::kSideBytes;
+    const std::byte* codes = panel + b * kKquantStride<P>;
+    const std::byte* side = codes + P::kCodeBytes;
     if (prefetch.bytes > 0) kquant_prefetch_avx2<P>(panel, b, prefetch);
     typename P::Scales scales[2];
     P::load_scales(side, 0, scales[0]);
@@ -109,10 +112,10 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
     __m256 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < superblocks; ++b) {
-      const std::byte* codes = panel + b * P::kCodeBytes;
+      const std::byte* codes = panel + b * kKquantStride<P>;
       if (h == 0 && prefetch.bytes > 0) kquant_prefetch_avx2<P>(panel, b, prefetch);
       typename P::Scales scales;
-      P::load_scales(panel + superblocks * P::kCodeBytes + b * P::kSideBytes, h, scales);
+      P::load_scales(codes + P::kCodeBytes, h, scales);
       for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
         const int64_t g = b * kGroupsPerSuperblock + j;
         __m256i lo[T], hi[T];

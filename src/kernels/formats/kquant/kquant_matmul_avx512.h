@@ -46,18 +46,16 @@ void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel,
   const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  const std::byte* sides = panel + superblocks * P::kCodeBytes;
+  constexpr int64_t kStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
   for (int64_t b = 0; b < superblocks; ++b) {
-    const std::byte* codes = panel + b * P::kCodeBytes;
-    const std::byte* side = sides + b * P::kSideBytes;
-    if (prefetch.bytes > 0) {  // the panels as one stream (codes, sides, next panel): a superblock's bytes per superblock
-      const std::byte* ahead = panel + b * (P::kCodeBytes + P::kSideBytes) + prefetch.bytes;
+    const std::byte* codes = panel + b * kStride;
+    const std::byte* side = codes + P::kCodeBytes;
+    if (prefetch.bytes > 0) {  // the panels are one stream: a superblock's bytes per superblock, ahead
+      const std::byte* ahead = codes + prefetch.bytes;
       if (prefetch.into_l2)
-        for (int64_t line = 0; line < P::kCodeBytes + P::kSideBytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
+        for (int64_t line = 0; line < kStride; line += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
       else
-        for (int64_t line = 0; line < P::kCodeBytes + P::kSideBytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
+        for (int64_t line = 0; line < kStride; line += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
     }
     typename P::Scales scales;
     P::load_scales(side, scales);

@@ -6,14 +6,17 @@
 //
 // - two weight formats per type: the blocks as the file stores them, read in place (the reference
 //   values: bit-identical to gguf-py's dequantisation), and **panels**, the same bytes rearranged at
-//   load so that the VNNI kernels stream them (lossless; the panels are exactly as large as the file);
+//   load so that the VNNI kernels stream them (lossless; the panels are as large as the file, Q6_K's 0.95% larger);
 // - the panel layout (below), the packing between the two, the activation codec (int8 per group of
 //   32, kquant_activations.h) and the reference matmul that defines what the kernels compute.
 //
 // Panel layout. Rows are grouped into panels of kKquantPanelRows (16) output rows, one per int32 lane
-// of a 512-bit vector. A panel holds the **codes** of its superblocks in order, then their **side
-// bytes** in order (so every code vector starts on a cache line, whatever a type's scale bytes):
-//   codes of superblock b, code_bytes() each:
+// of a 512-bit vector. A panel holds its superblocks in order, each its **codes** then its **side
+// bytes**, padded to whole cache lines (kquant_superblock_bytes), so a decode reads every panel as one
+// sequential stream (with the side bytes of all superblocks at the panel's end instead, a Zen 5 thread
+// streamed Q4_K at 35 GB/s, against 41 this way; docs/benchmarks.md) and every code vector starts on a
+// cache line:
+//   codes, code_bytes():
 //     [0, 2048)         the low 4 bits of every code: for group j (32 inputs) and v in 0..3, 64 bytes
 //                       at 256·j + 64·v where byte 4·r + t (row r, t in 0..3) holds the code of input
 //                       32·j + 4·v + t in its low nibble and that of input 32·j + 16 + 4·v + t in its
@@ -23,12 +26,12 @@
 //                       2048 + 64·j (mask u: bit 4·r + t for input 32·j + 4·u + t); 6-bit codes: bits
 //                       4–5, per group j 2 × 64 bytes at 2048 + 128·j (half h: byte 4·r + t holds, at
 //                       bits 2s and 2s + 1, the high bits of input 32·j + 4·(4h + s) + t); none for 4 bits;
-//   side bytes of superblock b, side_bytes() each: the block's scale fields (KquantField), each
-//                       element of the 16 rows side by side (element e of row r at 16·e + r, in units
-//                       of its size), so 16 rows' d load as one vector of fp16.
-// A superblock's codes and side bytes are 16 GGUF blocks' bytes, so a panel is the file's size (padded
-// to a multiple of 64 bytes, which the real shapes never need). Panels follow each other; rows past n
-// are zero (codes 0, scales 0: the value 0).
+//   side bytes, side_bytes(): the block's scale fields (KquantField), each element of the 16 rows side
+//                       by side (element e of row r at 16·e + r, in units of its size), so 16 rows' d
+//                       load as one vector of fp16.
+// A superblock's codes and side bytes are 16 GGUF blocks' bytes, so a panel is the file's size, but
+// for Q6_K, whose 3,360 bytes pad to 3,392 (0.95% more). Panels follow each other; rows past n are
+// zero (codes 0, scales 0: the value 0).
 #pragma once
 
 #include <cstddef>
@@ -116,10 +119,14 @@ class KquantType {
   std::unique_ptr<WeightFormat> blocks_, panels_;
 };
 
-// Panel geometry of an [n, k] weight (k a multiple of 256).
+// Panel geometry of an [n, k] weight (k a multiple of 256): a superblock's codes and side bytes,
+// padded to whole cache lines, then the next's.
 inline int64_t kquant_panels(int64_t n) { return (n + kKquantPanelRows - 1) / kKquantPanelRows; }
+constexpr int64_t kquant_superblock_bytes(int64_t code_bytes, int64_t side_bytes) {
+  return (code_bytes + side_bytes + 63) / 64 * 64;
+}
 inline int64_t kquant_panel_bytes(int64_t code_bytes, int64_t side_bytes, int64_t k) {
-  return (k / kSuperblock * (code_bytes + side_bytes) + 63) / 64 * 64;
+  return k / kSuperblock * kquant_superblock_bytes(code_bytes, side_bytes);
 }
 inline int64_t kquant_panel_bytes(const KquantType& type, int64_t k) {
   return kquant_panel_bytes(type.code_bytes(), type.side_bytes(), k);
@@ -130,8 +137,9 @@ struct KquantSuperblock {
   std::byte* codes;
   std::byte* side;
 };
-inline KquantSuperblock kquant_superblock(const KquantType& type, std::byte* panel, int64_t k, int64_t b) {
-  return {panel + b * type.code_bytes(), panel + k / kSuperblock * type.code_bytes() + b * type.side_bytes()};
+inline KquantSuperblock kquant_superblock(const KquantType& type, std::byte* panel, int64_t b) {
+  std::byte* codes = panel + b * kquant_superblock_bytes(type.code_bytes(), type.side_bytes());
+  return {codes, codes + type.code_bytes()};
 }
 
 // Moves row `row` (0..15) of a superblock between a GGUF block and a panel: lossless, each the inverse
