@@ -17,7 +17,7 @@ namespace ds {
 
 // Replaces each matmul view in `weights` that `backend` runs faster in another value-preserving
 // format (Backend::preferred_format: bf16 panels for bf16 weights in fast mode on AVX-512 BF16 or
-// AVX2, FP8 panels for block-FP8 weights where the CPU has the FP8 kernels) by
+// AVX2, FP8 panels for block-FP8 weights in fast mode on AVX2 and up) by
 // a packed view into the returned arena (null when none), and each weight in a GGUF block type by
 // its kernels' panels made from its blocks losslessly (kernel_format_of_blocks: Q8_0 → int8 panels,
 // activation widths as quantize.h; Q4_K / Q5_K / Q6_K / IQ4_XS → their panels); sets *released to

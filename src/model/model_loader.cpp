@@ -122,7 +122,7 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
   }
   for (TensorView* view : packed_matmul_weights(bound))
     if (view->format == WeightFormatId::fp8_blocks) {
-      log::warn("weights: block-FP8 matmuls run the scalar reference here (the FP8 kernels need AVX-512 BF16 + VBMI, "
+      log::warn("weights: block-FP8 matmuls run the scalar reference here (the FP8 kernels need AVX2 or AVX-512, "
                 "fast mode and repacking; --weights int8 requantises them for the int8 kernels): slow");
       break;
     }

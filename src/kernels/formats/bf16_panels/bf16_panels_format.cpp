@@ -103,6 +103,7 @@ class Bf16PanelsFormat final : public WeightFormat {
 }  // namespace
 
 const ActivationCodec& bf16_token_tiles() { return kTokenTiles; }
+const ActivationCodec& bf16_f32_pair_rows() { return kPairRows; }
 
 const WeightFormat& bf16_panels_format() {
   static const Bf16PanelsFormat format;

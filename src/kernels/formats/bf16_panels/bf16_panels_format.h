@@ -13,5 +13,7 @@ const WeightFormat& bf16_panels_format();
 // The activations its AVX-512 kernel reads (bf16 token tiles, bf16_panels_kernels.h). Formats whose
 // kernels read the same return this codec too, so a layer's neighbours prepare their input once.
 const ActivationCodec& bf16_token_tiles();
+// The activations of its AVX2 kernel (fp32 pair rows, bf16_panels_kernels.h).
+const ActivationCodec& bf16_f32_pair_rows();
 
 }  // namespace ds

@@ -16,6 +16,10 @@ void panels_avx512(const std::byte* a, int64_t m, const ActivationOptions&, cons
                    int64_t panel_end, float* y) {
   kernels::matmul_fp8_panels_avx512(reinterpret_cast<const uint32_t*>(a), m, w, panel_begin, panel_end, y);
 }
+void panels_avx2(const std::byte* a, int64_t m, const ActivationOptions&, const TensorView& w, int64_t panel_begin,
+                 int64_t panel_end, float* y) {
+  kernels::matmul_fp8_panels_avx2(reinterpret_cast<const float*>(a), m, w, panel_begin, panel_end, y);
+}
 
 // The kernels widen codes with `vpermi2b` (AVX-512 VBMI), beside AVX-512 BF16 (Isa::avx512 and up).
 bool has_avx512_vbmi() {
@@ -66,7 +70,9 @@ class Fp8PanelsFormat final : public Fp8Format {
   // Fast mode only: the kernels multiply bf16 inputs (`vdpbf16ps`); f32 mode runs the reference.
   std::optional<FastMatmul> fast_matmul(Isa isa, bool round_input_bf16) const override {
     static const bool vbmi = has_avx512_vbmi();
-    if (has_avx512(isa) && vbmi && round_input_bf16) return FastMatmul{&bf16_token_tiles(), panels_avx512};
+    if (!round_input_bf16) return std::nullopt;  // f32 mode: the plain reference (fp8_format.h)
+    if (has_avx512(isa) && vbmi) return FastMatmul{&bf16_token_tiles(), panels_avx512};
+    if (isa >= Isa::avx2) return FastMatmul{&bf16_f32_pair_rows(), panels_avx2};
     return std::nullopt;
   }
 };
