@@ -95,23 +95,19 @@ void CpuBackend::run_fast_matmuls(const float* x, int64_t m, const ActivationOpt
   run_ranges(m, m * k, 1, [&](int64_t begin, int64_t end, std::vector<float>&) {
     codec.prepare(x, m, k, options, begin, end, prepared);
   });
-  // Each thread takes one contiguous range of all the outputs' panels concatenated in order: one
-  // stream per thread in decode, and 1-panel outputs leave no thread idle.
+  // Each thread takes its share of every output in turn (thread t the t-th contiguous range of each
+  // one's panels), so the ops that follow, which split each output's rows the same way (silu_mul's
+  // gate and up, the conv's channels), find their inputs in their own core's cache. (With the outputs'
+  // panels concatenated and cut once, gate was computed on one core and up on the other.)
   parts_.clear();
-  int64_t total = 0;
   for (const MatmulOutput& out : outputs) {
     const WeightFormat& format = format_of(*out.w);
     parts_.push_back(MatmulPart{format.fast_matmul(isa_, options.round_bf16)->kernel, format.panels(out.w->shape[0])});
-    total += parts_.back().panels;
   }
   pool_.run([&](int t, int threads) {
-    const auto [begin, end] = ThreadPool::range(total, t, threads);
-    int64_t first = 0;  // the current output's first panel in the concatenation
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const MatmulPart& part = parts_[i];
-      const int64_t lo = std::max(begin, first), hi = std::min(end, first + part.panels);
-      if (lo < hi) part.kernel(prepared, m, options, *outputs[i].w, lo - first, hi - first, outputs[i].y);
-      first += part.panels;
+      const auto [begin, end] = ThreadPool::range(parts_[i].panels, t, threads);
+      if (begin < end) parts_[i].kernel(prepared, m, options, *outputs[i].w, begin, end, outputs[i].y);
     }
   });
 }
