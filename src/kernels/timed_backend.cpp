@@ -13,22 +13,20 @@ std::string matmul_name(const TensorView& w) {
 
 }  // namespace
 
-void TimedBackend::record(const std::string& op, std::chrono::steady_clock::time_point start) {
+void TimedBackend::record(const std::string& op, double seconds) {
   OpTime& time = phase_->ops[op];
-  time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  time.seconds += seconds;
   ++time.calls;
 }
 
 void TimedBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y, bool round_input_bf16) {
-  const auto start = std::chrono::steady_clock::now();
-  inner_.matmul(x, m, w, y, round_input_bf16);
-  record(matmul_name(w), start);
+  const double seconds = time([&] { inner_.matmul(x, m, w, y, round_input_bf16); });
+  record(matmul_name(w), seconds);
 }
 
 void TimedBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
-  const auto start = std::chrono::steady_clock::now();
-  inner_.matmuls(x, m, outputs, round_input_bf16);
-  if (!outputs.empty()) record(matmul_name(*outputs[0].w), start);
+  const double seconds = time([&] { inner_.matmuls(x, m, outputs, round_input_bf16); });
+  if (!outputs.empty()) record(matmul_name(*outputs[0].w), seconds);
 }
 
 void TimedBackend::embedding(const int32_t* ids, int64_t n, const TensorView& table, float* out) {

@@ -72,13 +72,18 @@ class TimedBackend final : public Backend {
                                int64_t head_dim, float scale, float* out, bool round_input_bf16) override;
 
  private:
+  // The seconds op() takes: only the op, not the bookkeeping (the name, the map) that follows.
   template <typename Op>
-  void timed(const char* name, Op&& op) {
+  static double time(Op&& op) {
     const auto start = std::chrono::steady_clock::now();
     op();
-    record(name, start);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  void record(const std::string& op, std::chrono::steady_clock::time_point start);
+  template <typename Op>
+  void timed(const char* name, Op&& op) {
+    record(name, time(op));
+  }
+  void record(const std::string& op, double seconds);
 
   Backend& inner_;
   std::map<std::string, Phase> phases_;
