@@ -275,6 +275,21 @@ TEST_P(CpuMatmuls, EachOutputEqualsItsOwnMatmul) {
   expect_matmuls_equal_own_matmuls(GetParam(), {&a, &b, &c, &rows}, k, "bf16 panels and rows");
 }
 
+// No rows (a layer that needs none of its outputs): nothing is written and nothing is read, on every
+// ISA and format (the AMX bf16 kernel once indexed its decode table with m − 1).
+TEST_P(CpuMatmuls, NoRowsIsANoOp) {
+  const int64_t k = 300;
+  const Weights panels = make_bf16_panel_weights(64, k, 1), int8 = make_int8_weights(33, k, 2, 1);
+  for (const Weights* w : {&panels, &int8}) {
+    CpuBackend cpu(GetParam(), 2);
+    std::vector<float> y(8, 7.0f);  // [8] sentinels: none may change
+    cpu.matmul(nullptr, 0, w->view, y.data(), true);
+    const Backend::MatmulOutput outputs[] = {{&w->view, y.data()}, {&w->view, y.data() + 4}};
+    cpu.matmuls(nullptr, 0, outputs, false);
+    EXPECT_EQ(y, std::vector<float>(8, 7.0f));
+  }
+}
+
 // Int8: outputs sharing an activation width go through one quantisation and one range of panels
 // per thread, with neighbours of both widths (the DeltaNet's qkv, z at 16 bits then b, a at 8) and
 // a 1-panel output between them.

@@ -54,6 +54,8 @@ void CpuBackend::matmul(const float* x, int64_t m, const TensorView& w, float* y
 constexpr int64_t kParallelFloats = 1 << 14;
 
 void CpuBackend::matmuls(const float* x, int64_t m, std::span<const MatmulOutput> outputs, bool round_input_bf16) {
+  // No rows, nothing to compute (a layer asked for none of its rows): the kernels assume m >= 1.
+  if (m == 0) return;
   if (isa_ == Isa::scalar) {
     for (const MatmulOutput& out : outputs) ref_.matmul(x, m, *out.w, out.y, round_input_bf16);
     return;
