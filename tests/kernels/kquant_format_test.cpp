@@ -157,7 +157,7 @@ TEST(KquantPanels, ReferenceIsTheProductUpToActivationRounding) {
   }
 }
 
-// The AVX-512 VNNI and AVX2 kernels; an ISA without a kernel falls back to the reference, which these
+// The AMX-INT8, AVX-512 VNNI and AVX2 kernels; an ISA without a kernel falls back to the reference, which these
 // tests would compare with itself — so they run on the ISAs with a kernel only, and say so otherwise.
 class KquantKernels : public test::IsaTest {
  protected:
@@ -178,7 +178,8 @@ TEST_P(KquantKernels, BitIdenticalToTheReferenceForAnyBatchAndThreads) {
     SCOPED_TRACE(type->name());
     const Blocks w = make_blocks(*type, n, k, 77);
     const Packed p = pack(*type, w.view);
-    for (int64_t m : {1, 2, 3, 6, 8, 9, 17, 40}) {  // the AVX2 tiles: 4, 3, 2 and 1 tokens
+    // The AVX2 tiles: 4, 3, 2 and 1 tokens; AMX: 16-token tiles from 16 tokens on, then the rest.
+    for (int64_t m : {1, 2, 3, 6, 8, 9, 15, 16, 17, 40, 48}) {
       Xoshiro256 rng(m);
       std::vector<float> x(m * k), want(m * n), got(m * n), alone(n);  // [m, k], [m, n], [m, n], [n]
       for (float& v : x) v = rng.uniform() * 2.0f - 1.0f;
@@ -190,6 +191,25 @@ TEST_P(KquantKernels, BitIdenticalToTheReferenceForAnyBatchAndThreads) {
       two.matmul(x.data() + (m - 1) * k, 1, p.view, alone.data(), true);  // the last token alone
       ASSERT_EQ(0, std::memcmp(want.data() + (m - 1) * n, alone.data(), n * 4)) << "m " << m << ", last token alone";
     }
+  }
+}
+
+// Long rows: the kernels walk the tokens in blocks that stay in L2 (the AMX kernel's: 1 MiB of
+// codes, 64 tokens at k = 16,384), so a batch of 83 crosses a block boundary and ends in a partial tile.
+TEST_P(KquantKernels, BitIdenticalAcrossTokenBlocks) {
+  RefBackend ref;
+  CpuBackend two(GetParam(), 2);
+  const int64_t n = 20, k = 16384, m = 83;
+  for (const KquantType* type : {&q4_k_type(), &q6_k_type()}) {  // one dot per group, and halves
+    SCOPED_TRACE(type->name());
+    const Blocks w = make_blocks(*type, n, k, 13);
+    const Packed p = pack(*type, w.view);
+    Xoshiro256 rng(21);
+    std::vector<float> x(m * k), want(m * n), got(m * n);  // [m, k], [m, n], [m, n]
+    for (float& v : x) v = rng.uniform() * 2.0f - 1.0f;
+    ref.matmul(x.data(), m, p.view, want.data(), true);
+    two.matmul(x.data(), m, p.view, got.data(), true);
+    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4));
   }
 }
 
@@ -221,7 +241,7 @@ TEST_P(KquantKernels, MixedTypesShareTheirActivations) {
     EXPECT_EQ(0, std::memcmp(want[i].data(), got[i].data(), want[i].size() * 4)) << all_types()[i]->name();
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, KquantKernels, ::testing::Values(Isa::avx2, Isa::avx512), test::isa_param_name);
+INSTANTIATE_TEST_SUITE_P(Isas, KquantKernels, ::testing::Values(Isa::avx2, Isa::avx512, Isa::amx), test::isa_param_name);
 
 }  // namespace
 }  // namespace ds::kquant_format_test

@@ -16,6 +16,14 @@
 #define DS_TILE_ZERO(t) _tile_zero(t)
 #define DS_TILE_LOAD(t, base, stride) _tile_loadd(t, base, stride)
 #define DS_TILE_STORE(t, base, stride) _tile_stored(t, base, stride)
+// Stores tile t into `buffer`, a [16][16] 4-byte array (rows 64 bytes apart). GCC's _tile_stored
+// clobbers all memory, which keeps every accumulator of the surrounding loop in memory; this one
+// names the bytes it writes, so vector registers survive it.
+#define DS_TILE_STORE_ROWS(t, buffer) DS_TILE_STORE_ROWS_(t, buffer)
+#define DS_TILE_STORE_ROWS_(t, buffer)                                                                  \
+  __asm__ volatile("tilestored %%tmm" #t ", (%1,%2,1)"                                                  \
+                   : "=m"(*reinterpret_cast<char(*)[1024]>(buffer))                                     \
+                   : "r"(static_cast<void*>(buffer)), "r"(64L))
 #define DS_TILE_DPBF16PS(c, a, b) _tile_dpbf16ps(c, a, b)
 #define DS_TILE_DPBSUD(c, a, b) _tile_dpbsud(c, a, b)
 

@@ -28,7 +28,8 @@ int scale_of(const std::byte* block, int64_t j) {
 class Iq4Xs final : public KquantType {
  public:
   Iq4Xs() : KquantType({"IQ4_XS", WeightFormatId::iq4_xs, WeightFormatId::iq4_xs_panels, 136, 4, kFields,
-                          kernels::matmul_iq4_xs_avx512, kernels::matmul_iq4_xs_avx2}) {}
+                          kernels::matmul_iq4_xs_avx512, kernels::matmul_iq4_xs_avx2,
+                          kernels::matmul_iq4_xs_amx}) {}
   void read_codes(const std::byte* block, uint8_t* codes) const override {
     const auto* q = reinterpret_cast<const uint8_t*>(block + kCodes);
     for (int64_t e = 0; e < kSuperblock; ++e) {

@@ -24,6 +24,8 @@ void matmul_iq4_xs_avx512(const std::byte* activations, int64_t m, const Activat
                           int64_t panel_begin, int64_t panel_end, float* y);
 void matmul_iq4_xs_avx2(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
                           int64_t panel_begin, int64_t panel_end, float* y);
+void matmul_iq4_xs_amx(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
+                    int64_t panel_begin, int64_t panel_end, float* y);
 }  // namespace kernels
 
 }  // namespace ds

@@ -1,50 +1,7 @@
-// IQ4_XS panels on AVX-512 VNNI (driver: kquant_matmul_avx512.h; arithmetic: iq4_xs.h). The table's
-// values + 128 are unsigned bytes, looked up with one `vpshufb` per quad; each half's dot starts at
-// −128 · Σ xq, which takes the 128 back out.
-#include "kernels/formats/iq4_xs/iq4_xs.h"
-#include "kernels/formats/kquant/kquant_matmul_avx512.h"
+// IQ4_XS panels on AVX-512 VNNI (driver: kquant_matmul_avx512.h; policy: iq4_xs_policy.h).
+#include "kernels/formats/iq4_xs/iq4_xs_policy.h"
 
 namespace ds::kernels {
-namespace {
-
-struct Iq4XsPolicy {
-  static constexpr int64_t kCodeBytes = kNibbleBytes, kSideBytes = 16 * 136 - kCodeBytes;
-  struct Scales {
-    __m512i scale[kGroupsPerSuperblock];  // ls_j − 32 of 16 rows
-    __m512 d;
-  };
-  // side: d [16] fp16, scales_h [16] u16 at 32, byte e of scales_l for 16 rows at 64 + 16·e.
-  static void load_scales(const std::byte* side, Scales& s) {
-    s.d = kquant_fp16_field(side);
-    const __m512i high = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(side + 32)));
-    const __m512i low4 = _mm512_set1_epi32(15), low2 = _mm512_set1_epi32(3), bias = _mm512_set1_epi32(32);
-    for (int j = 0; j < kGroupsPerSuperblock; ++j) {
-      __m512i low = kquant_u8_field(side + 64 + 16 * (j / 2));
-      if (j % 2) low = _mm512_srli_epi32(low, 4);
-      const __m512i high_bits = _mm512_and_si512(_mm512_srlv_epi32(high, _mm512_set1_epi32(2 * j)), low2);
-      s.scale[j] = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(low, low4), _mm512_slli_epi32(high_bits, 4)), bias);
-    }
-  }
-  static void codes(const std::byte* codes, int64_t j, int v, __m512i& lo, __m512i& hi) {
-    kquant_nibbles(codes, j, v, lo, hi);
-    static const std::array<uint8_t, 16> values = [] {
-      std::array<uint8_t, 16> biased{};
-      for (int i = 0; i < 16; ++i) biased[i] = static_cast<uint8_t>(kIq4Values[i] + 128);
-      return biased;
-    }();
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values.data())));
-    lo = _mm512_shuffle_epi8(table, lo);
-    hi = _mm512_shuffle_epi8(table, hi);
-  }
-  static constexpr bool kHalves = true;
-  static __m512i start(const int32_t* neg_half_sum) { return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), 7); }
-  static __m512 finish(__m512 acc, __m512i lo, __m512i hi, const Scales& s, int64_t j, float sx, float) {
-    const __m512i t = _mm512_mullo_epi32(s.scale[j], _mm512_add_epi32(lo, hi));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(s.d, _mm512_set1_ps(sx)), acc);
-  }
-};
-
-}  // namespace
 
 void matmul_iq4_xs_avx512(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
                           int64_t panel_begin, int64_t panel_end, float* y) {

@@ -217,6 +217,7 @@ KquantType::~KquantType() = default;
 
 std::optional<FastMatmul> KquantType::fast_matmul(Isa isa) const {
   static const bool vnni = has_avx512_vnni();
+  if (isa == Isa::amx && vnni) return FastMatmul{&kKquantVnniActivations, layout_.amx_kernel};
   if (has_avx512(isa) && vnni) return FastMatmul{&kKquantVnniActivations, layout_.avx512_vnni_kernel};
   if (isa >= Isa::avx2) return FastMatmul{&kKquantAvx2Activations, layout_.avx2_kernel};
   return std::nullopt;

@@ -71,7 +71,8 @@ struct KquantLayout {
   int64_t block_bytes;  // one superblock in the file
   int code_bits;        // 4, 5 or 6
   std::span<const KquantField> fields;
-  PanelKernel avx512_vnni_kernel, avx2_kernel;  // the panels' kernels (kquant_matmul_*.h)
+  // The panels' kernels (kquant_matmul_*.h): VNNI, AVX2, and AMX-INT8 (VNNI below 16 tokens).
+  PanelKernel avx512_vnni_kernel, avx2_kernel, amx_kernel;
 };
 
 class KquantType {
@@ -91,8 +92,8 @@ class KquantType {
   // dot product of its row with one token (every operation, and their order, is what the kernels do).
   virtual float accumulate(const std::byte* block, const uint8_t* codes, int64_t j, const ActivationGroup& x,
                            float acc) const = 0;
-  // The panels' kernel for this ISA — AVX-512 VNNI where the CPU has it, else AVX2 — or nullopt
-  // (the reference matmul then runs).
+  // The panels' kernel for this ISA — AMX-INT8 at Isa::amx, AVX-512 VNNI where the CPU has it, else
+  // AVX2 — or nullopt (the reference matmul then runs). All compute the same bits.
   std::optional<FastMatmul> fast_matmul(Isa isa) const;
   // Whether quantize() exists: the panels are then made from weights of any format too (`--weights
   // q4_k`, deltaserve's own GGUF files), else only from this type's blocks.

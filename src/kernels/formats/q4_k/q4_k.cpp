@@ -59,7 +59,8 @@ constexpr int64_t kCodes = 16;  // the 128 code bytes follow d, dmin and the sca
 class Q4K final : public ScaleMinType {
  public:
   Q4K() : ScaleMinType({"Q4_K", WeightFormatId::q4_k, WeightFormatId::q4_k_panels, 144, 4, kScaleMinFields,
-                          kernels::matmul_q4_k_avx512, kernels::matmul_q4_k_avx2}) {}
+                          kernels::matmul_q4_k_avx512, kernels::matmul_q4_k_avx2,
+                          kernels::matmul_q4_k_amx}) {}
   void read_codes(const std::byte* block, uint8_t* codes) const override {
     const auto* q = reinterpret_cast<const uint8_t*>(block + kCodes);
     for (int64_t e = 0; e < kSuperblock; ++e) {

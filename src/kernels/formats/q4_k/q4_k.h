@@ -43,6 +43,8 @@ void matmul_q4_k_avx512(const std::byte* activations, int64_t m, const Activatio
                         int64_t panel_begin, int64_t panel_end, float* y);
 void matmul_q4_k_avx2(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
                         int64_t panel_begin, int64_t panel_end, float* y);
+void matmul_q4_k_amx(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
+                    int64_t panel_begin, int64_t panel_end, float* y);
 }  // namespace kernels
 
 }  // namespace ds

@@ -1,27 +1,7 @@
-// Q5_K panels on AVX-512 VNNI: Q4_K's kernel with the fifth code bit added from the unit's masks.
-#include "kernels/formats/kquant/kquant_matmul_avx512.h"
-#include "kernels/formats/q4_k/scale_min_avx512.h"
-#include "kernels/formats/q5_k/q5_k.h"
+// Q5_K panels on AVX-512 VNNI (driver: kquant_matmul_avx512.h; policy: q5_k_policy.h).
+#include "kernels/formats/q5_k/q5_k_policy.h"
 
 namespace ds::kernels {
-namespace {
-
-struct Q5KPolicy : ScaleMinAvx512 {
-  static constexpr int64_t kCodeBytes = kNibbleBytes + 512, kSideBytes = 16 * 176 - kCodeBytes;
-  static void load_scales(const std::byte* side, Scales& s) { load_scale_min(side, s); }
-  static void codes(const std::byte* codes, int64_t j, int v, __m512i& lo, __m512i& hi) {
-    kquant_nibbles(codes, j, v, lo, hi);
-    const std::byte* masks = codes + kNibbleBytes + 64 * j;  // mask u of group j at 8·u
-    uint64_t mask_lo, mask_hi;
-    std::memcpy(&mask_lo, masks + 8 * v, 8);
-    std::memcpy(&mask_hi, masks + 8 * (v + 4), 8);
-    const __m512i sixteen = _mm512_set1_epi8(16);
-    lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(mask_lo), lo, sixteen);
-    hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(mask_hi), hi, sixteen);
-  }
-};
-
-}  // namespace
 
 void matmul_q5_k_avx512(const std::byte* activations, int64_t m, const ActivationOptions& options, const TensorView& w,
                         int64_t panel_begin, int64_t panel_end, float* y) {

@@ -10,7 +10,8 @@ constexpr int64_t kHigh = 16, kLow = 48;  // byte offsets of the high bits and t
 class Q5K final : public ScaleMinType {
  public:
   Q5K() : ScaleMinType({"Q5_K", WeightFormatId::q5_k, WeightFormatId::q5_k_panels, 176, 5, kScaleMinFields,
-                          kernels::matmul_q5_k_avx512, kernels::matmul_q5_k_avx2}) {}
+                          kernels::matmul_q5_k_avx512, kernels::matmul_q5_k_avx2,
+                          kernels::matmul_q5_k_amx}) {}
   void read_codes(const std::byte* block, uint8_t* codes) const override {
     const auto* high = reinterpret_cast<const uint8_t*>(block + kHigh);
     const auto* low = reinterpret_cast<const uint8_t*>(block + kLow);

@@ -23,7 +23,8 @@ float d_of(const std::byte* block) {
 class Q6K final : public KquantType {
  public:
   Q6K() : KquantType({"Q6_K", WeightFormatId::q6_k, WeightFormatId::q6_k_panels, 210, 6, kFields,
-                          kernels::matmul_q6_k_avx512, kernels::matmul_q6_k_avx2}) {}
+                          kernels::matmul_q6_k_avx512, kernels::matmul_q6_k_avx2,
+                          kernels::matmul_q6_k_amx}) {}
   void read_codes(const std::byte* block, uint8_t* codes) const override {
     const auto* low = reinterpret_cast<const uint8_t*>(block);
     const auto* high = reinterpret_cast<const uint8_t*>(block + kHigh);

@@ -1,0 +1,268 @@
+// The AMX-INT8 matmul over K-quant panels for batches of kKquantAmxMinTokens tokens or more (prefill),
+// shared by every type: included by each type's matmul_*_amx.cpp (compiled with -mamx-tile
+// -mamx-int8 and AVX-512 VNNI) with the same policy as its VNNI kernel (kquant_matmul_avx512.h).
+//
+// The VNNI kernel spends most of its instructions on `vpdpbusd`, 8 per token, group of 32 inputs and
+// panel; here one `tdpbsud` takes 16 tokens × 32 inputs × the panel's 16 rows, and what is left is
+// the policy's per-group finish() on each token's row of the tile. The tile's int32 dot of a token
+// and a row is the VNNI kernel's (integer sums: the order does not matter), started at the same
+// policy offset, and finish() is the same code on the same values, so every output is bit for bit
+// the VNNI kernel's, and a token's row does not depend on its batch (tested against the reference).
+//
+// Operands: A, 16 tokens' int8 codes of one group (a tile row of 32 bytes; with kHalves, two tiles
+// of 16 bytes, one per half); B, the group's u8 codes of the panel's 16 rows — 8 tile rows of 16
+// rows × 4 inputs, which is the panel layout's quads once unpacked by the policy's codes(), so a
+// panel is unpacked once per token block into a scratch the token tiles share. C tiles of several
+// groups are in flight, so products run while earlier groups' rows are finished.
+//
+// That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
+// operations per tile product) is what bounds this kernel, not the tiles: on the AMX Xeon, Q4_K
+// 1.5× the VNNI kernel and Q6_K 1.2× (docs/benchmarks.md). Its 16 accumulators must stay in
+// registers: the loops over tokens are unrolled, and tile stores name the bytes they write.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/amx_tiles.h"
+#include "kernels/formats/kquant/kquant_matmul_avx512.h"
+
+namespace ds::kernels {
+
+// Below this many tokens the VNNI kernel runs (decode and small batches: each weight byte is used
+// by few tokens, and the VNNI kernel streams the panels with this CPU's prefetch).
+inline constexpr int64_t kKquantAmxMinTokens = 16;
+
+namespace kquant_amx {
+
+// Tiles (literal numbers, amx_tiles.h): four C tiles — four groups in turn, or with kHalves the two
+// halves of two groups — and two A and two B tiles (alternate groups, or the halves).
+#define KQ_C0 0
+#define KQ_C1 1
+#define KQ_C2 2
+#define KQ_C3 3
+#define KQ_A0 4
+#define KQ_A1 5
+#define KQ_B0 6
+#define KQ_B1 7
+
+// A group's unpacked B: 8 quads × 16 rows × 4 inputs.
+struct alignas(64) GroupCodes {
+  std::byte bytes[8 * 64];
+};
+
+template <bool kHalves>
+TileConfig config_for(int rows) {
+  TileConfig config;
+  const int a_bytes = kHalves ? 16 : 32, b_rows = kHalves ? 4 : 8;
+  for (int t : {KQ_C0, KQ_C1, KQ_C2, KQ_C3}) config.tile(t, rows, 64);
+  for (int t : {KQ_A0, KQ_A1}) config.tile(t, rows, a_bytes);
+  for (int t : {KQ_B0, KQ_B1}) config.tile(t, b_rows, 64);
+  return config;
+}
+
+// A thread's scratch: a panel's unpacked codes [groups][8 quads][64] and its superblocks' scales.
+template <class P>
+struct Scratch {
+  std::vector<GroupCodes> codes;  // [groups]
+  std::vector<typename P::Scales> scales;
+};
+
+template <class P>
+void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s) {
+  constexpr int64_t kStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
+  s.codes.resize(static_cast<size_t>(superblocks * kGroupsPerSuperblock));
+  s.scales.resize(static_cast<size_t>(superblocks));
+  for (int64_t b = 0; b < superblocks; ++b) {
+    const std::byte* codes = panel + b * kStride;
+    P::load_scales(codes + P::kCodeBytes, s.scales[static_cast<size_t>(b)]);
+    for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
+      std::byte* quads = s.codes[static_cast<size_t>(b * kGroupsPerSuperblock + j)].bytes;
+      for (int v = 0; v < 4; ++v) {
+        __m512i lo, hi;
+        P::codes(codes, j, v, lo, hi);
+        _mm512_store_si512(quads + 64 * v, lo);
+        _mm512_store_si512(quads + 64 * (v + 4), hi);
+      }
+    }
+  }
+}
+
+// Group g's finish for the R tokens of a tile whose dots were stored at c[half][token][16].
+template <class P, int R>
+inline void finish_group(const KquantActivations& a, int64_t t0, int64_t g, const typename P::Scales& scales,
+                         const int32_t (*c)[16][16], __m512 (&acc)[R]) {
+  const int64_t groups = a.codes.groups, j = g % kGroupsPerSuperblock;
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    const int64_t at = (t0 + r) * groups + g;
+    const int32_t* neg_half_sums = a.neg_half_sums + at * 2;
+    const __m512i lo = _mm512_add_epi32(P::start(neg_half_sums), _mm512_load_si512(c[0][r]));
+    __m512i hi = _mm512_setzero_si512();
+    if constexpr (P::kHalves) hi = _mm512_add_epi32(P::start(neg_half_sums + 1), _mm512_load_si512(c[1][r]));
+    acc[r] = P::finish(acc[r], lo, hi, scales, j, a.codes.scales[at], a.scaled_sums[at]);
+  }
+}
+
+// One group's product into C tile `t` (A and B tiles a, b).
+#define KQ_PRODUCT(t, a_tile, b_tile, g)                   \
+  do {                                                     \
+    DS_TILE_ZERO(t);                                       \
+    DS_TILE_LOAD(a_tile, x + (g) * kKquantGroup, stride);  \
+    DS_TILE_LOAD(b_tile, b[g].bytes, 64);                  \
+    DS_TILE_DPBSUD(t, a_tile, b_tile);                     \
+  } while (0)
+
+// R tokens from t0 × one panel, the whole k; the tiles are configured for R rows. One dot per group
+// (no kHalves): four C tiles in turn; group g's product is stored two groups later and finished two
+// groups after that, so neither the product nor the store is waited for.
+template <class P, int R>
+void token_tile_one_dot(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy,
+                        int64_t rows) {
+  const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
+  const int8_t* x = a.codes.q + t0 * stride;
+  const GroupCodes* b = s.codes.data();
+  alignas(64) int32_t c[4][1][16][16];  // [group % 4][half][token][row]
+  __m512 acc[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+#define KQ_FINISH(g) \
+  finish_group<P, R>(a, t0, g, s.scales[static_cast<size_t>((g) / kGroupsPerSuperblock)], c[(g) % 4], acc)
+  for (int64_t g = 0; g < groups; g += 4) {
+    KQ_PRODUCT(KQ_C0, KQ_A0, KQ_B0, g);
+    if (g > 0) {
+      KQ_FINISH(g - 4);
+      DS_TILE_STORE_ROWS(KQ_C2, c[2][0]);  // group g - 2
+    }
+    KQ_PRODUCT(KQ_C1, KQ_A1, KQ_B1, g + 1);
+    if (g > 0) {
+      KQ_FINISH(g - 3);
+      DS_TILE_STORE_ROWS(KQ_C3, c[3][0]);  // group g - 1
+    }
+    KQ_PRODUCT(KQ_C2, KQ_A0, KQ_B0, g + 2);
+    if (g > 0) KQ_FINISH(g - 2);
+    DS_TILE_STORE_ROWS(KQ_C0, c[0][0]);  // group g
+    KQ_PRODUCT(KQ_C3, KQ_A1, KQ_B1, g + 3);
+    if (g > 0) KQ_FINISH(g - 1);
+    DS_TILE_STORE_ROWS(KQ_C1, c[1][0]);  // group g + 1
+  }
+  DS_TILE_STORE_ROWS(KQ_C2, c[2][0]);
+  DS_TILE_STORE_ROWS(KQ_C3, c[3][0]);
+  for (int64_t g = groups - 4; g < groups; ++g) KQ_FINISH(g);
+#undef KQ_FINISH
+  const auto mask = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
+}
+
+// With kHalves: a product per half (A and B tiles of 16 inputs), so two C tiles a group and two
+// groups in flight; group g is finished after group g + 1's products are issued.
+#define KQ_HALVES(c_lo, c_hi, g)                                 \
+  do {                                                           \
+    DS_TILE_ZERO(c_lo);                                          \
+    DS_TILE_LOAD(KQ_A0, x + (g) * kKquantGroup, stride);         \
+    DS_TILE_LOAD(KQ_B0, b[g].bytes, 64);                         \
+    DS_TILE_DPBSUD(c_lo, KQ_A0, KQ_B0);                          \
+    DS_TILE_ZERO(c_hi);                                          \
+    DS_TILE_LOAD(KQ_A1, x + (g) * kKquantGroup + 16, stride);    \
+    DS_TILE_LOAD(KQ_B1, b[g].bytes + 256, 64);                   \
+    DS_TILE_DPBSUD(c_hi, KQ_A1, KQ_B1);                          \
+  } while (0)
+
+template <class P, int R>
+void token_tile_halves(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy,
+                       int64_t rows) {
+  const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
+  const int8_t* x = a.codes.q + t0 * stride;
+  const GroupCodes* b = s.codes.data();
+  alignas(64) int32_t c[2][2][16][16];  // [group % 2][half][token][row]
+  __m512 acc[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+#define KQ_FINISH(g) \
+  finish_group<P, R>(a, t0, g, s.scales[static_cast<size_t>((g) / kGroupsPerSuperblock)], c[(g) % 2], acc)
+  for (int64_t g = 0; g < groups; g += 2) {
+    KQ_HALVES(KQ_C0, KQ_C1, g);
+    if (g > 0) KQ_FINISH(g - 1);
+    DS_TILE_STORE_ROWS(KQ_C0, c[0][0]);
+    DS_TILE_STORE_ROWS(KQ_C1, c[0][1]);
+    KQ_HALVES(KQ_C2, KQ_C3, g + 1);
+    KQ_FINISH(g);
+    DS_TILE_STORE_ROWS(KQ_C2, c[1][0]);
+    DS_TILE_STORE_ROWS(KQ_C3, c[1][1]);
+  }
+  KQ_FINISH(groups - 1);
+#undef KQ_FINISH
+  const auto mask = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
+}
+
+template <class P, int R>
+void token_tile(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy, int64_t rows) {
+  if constexpr (P::kHalves) token_tile_halves<P, R>(a, t0, s, y, ldy, rows);
+  else token_tile_one_dot<P, R>(a, t0, s, y, ldy, rows);
+}
+
+#undef KQ_PRODUCT
+#undef KQ_HALVES
+#undef KQ_C0
+#undef KQ_C1
+#undef KQ_C2
+#undef KQ_C3
+#undef KQ_A0
+#undef KQ_A1
+#undef KQ_B0
+#undef KQ_B1
+
+template <class P, int... R>
+constexpr auto token_tiles(std::integer_sequence<int, R...>) {
+  using Tile = void (*)(const KquantActivations&, int64_t, const Scratch<P>&, float*, int64_t, int64_t);
+  return std::array<Tile, sizeof...(R)>{token_tile<P, R + 1>...};
+}
+
+}  // namespace kquant_amx
+
+// y[m, n] for panels [panel_begin, panel_end) of w, m >= kKquantAmxMinTokens.
+template <class P>
+void matmul_kquant_amx(const std::byte* activations, int64_t m, const TensorView& w, int64_t panel_begin,
+                       int64_t panel_end, float* y) {
+  using namespace kquant_amx;
+  const int64_t n = w.shape[0], k = w.shape[1], superblocks = k / kSuperblock;
+  DS_CHECK(k % kSuperblock == 0, "K-quant kernel on ", w.name, " with rows of ", k, " values");
+  DS_CHECK(m >= kKquantAmxMinTokens, "AMX K-quant kernel on ", m, " tokens");
+  const KquantActivations a = kquant_activations_in(activations, m, k);
+  const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
+  static constexpr auto tiles = token_tiles<P>(std::make_integer_sequence<int, kAmxTileRows>());
+  thread_local Scratch<P> scratch;
+  // Tokens in blocks whose codes (~k bytes each) stay in L2 beside a panel's unpacked codes while
+  // the thread's panels pass: each weight byte comes from memory once per block.
+  const int64_t block = std::max<int64_t>(kAmxTileRows, (1 << 20) / k / kAmxTileRows * kAmxTileRows);
+  const int64_t full_end = m / kAmxTileRows * kAmxTileRows;
+  for (int64_t b0 = 0; b0 < m; b0 += block) {
+    const int64_t b_end = std::min(m, b0 + block), tiles_end = std::min(b_end, full_end);
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      unpack_panel<P>(w.data + p * panel_bytes, superblocks, scratch);
+      // GCC's tile loads do not say they read memory: the scratch's stores must be done before them.
+      __asm__ volatile("" ::: "memory");
+      const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
+      {
+        const TileScope scope(config_for<P::kHalves>(kAmxTileRows));
+        for (int64_t t = b0; t < tiles_end; t += kAmxTileRows)
+          tiles[kAmxTileRows - 1](a, t, scratch, y + t * n + first_row, n, rows);
+      }
+      if (tiles_end < b_end) {  // the batch's last tokens, fewer than a tile
+        const int left = static_cast<int>(b_end - tiles_end);
+        const TileScope scope(config_for<P::kHalves>(left));
+        tiles[left - 1](a, tiles_end, scratch, y + tiles_end * n + first_row, n, rows);
+      }
+    }
+  }
+}
+
+}  // namespace ds::kernels
