@@ -29,7 +29,10 @@ unsigned cpu_family() {
 
 CpuTuning detect_tuning() {
   CpuTuning tuning;
-  if (vendor_is("GenuineIntel")) tuning.decode_prefetch_bytes = 2304;
+  if (vendor_is("GenuineIntel")) {
+    tuning.decode_prefetch_bytes = 2304;
+    tuning.kquant_decode_prefetch = {2304, false};
+  }
   // Family 25 is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.
   if (vendor_is("AuthenticAMD") && cpu_family() == 25)
     tuning.kquant_decode_prefetch = __builtin_cpu_supports("avx512f") ? KquantPrefetch{48 * 1024, true} : KquantPrefetch{3072, false};

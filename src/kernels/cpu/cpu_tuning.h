@@ -29,8 +29,10 @@ struct CpuTuning {
   // threads read 17–25 GB/s without, 15 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K 11–16,
   // 10–13, 20–42; the VM's bandwidth swings, hence ranges); Zen 3 (family 25 without AVX-512; the
   // AVX2 kernel), 2B Q4_K_M decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1
-  // 65–70%, 16 KiB into L2 64–65%, 48 KiB into L2 55–67%. Every other CPU takes Zen 5's until
-  // measured (docs/benchmarks.md).
+  // 65–70%, 16 KiB into L2 64–65%, 48 KiB into L2 55–67%. The AMX Xeon (Intel), 2B Q4_K_M decode on
+  // the current layout: 2,304 bytes into L1 74–77% of the floor (three runs), 1,152 74%, 1,728 75%,
+  // 3,456 70%, 6 KiB 65%, none 59%, 4.5 KiB into L2 69% — so Intel takes 2,304, as for its int8 and
+  // bf16 decode. Every other CPU takes Zen 5's until measured (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {6144, false};
 };
 
