@@ -4,6 +4,8 @@
 #
 #   tools/peer/llamacpp.sh            # builds into $PEER_DIR (default /work/peer-build)
 #   JOBS=2 NICE=10 PEER_DIR=/elsewhere tools/peer/llamacpp.sh
+#   AMX=off tools/peer/llamacpp.sh    # into $PEER_DIR/build-noamx: this CPU's AVX-512 / VNNI / BF16,
+#                                     # no AMX (llama.cpp's AMX path segfaults on qwen35 files; README)
 #
 # Prints the bin directory on its last line.
 set -euo pipefail
@@ -18,7 +20,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 SDIST=$PEER_DIR/llama_cpp_python-$VERSION.tar.gz
 SRC=$PEER_DIR/llama_cpp_python-$VERSION/vendor/llama.cpp
+AMX=${AMX:-native}
 BUILD=$PEER_DIR/build
+[[ $AMX == off ]] && BUILD=$PEER_DIR/build-noamx
 
 mkdir -p "$PEER_DIR"
 if [[ ! -f $SDIST ]]; then
@@ -32,10 +36,17 @@ fi
 # LLAMA_BUILD_COMMIT: the sdist has no .git, so llama.cpp would report "unknown".
 # GGML_NATIVE: -march=native (this machine's AVX-512 / VNNI / bf16). GGML_CPU_REPACK stays ON (the default),
 # as users get it; the logits dumper and llama-bench report whether repacked buffers were used.
+# AMX=off: -march=native would define __AMX_INT8__ and compile ggml's AMX path in, so the ISA is
+# spelled out instead (the AVX-512 set of the AMX Xeons, which llama.cpp detects the same way).
+ISA_FLAGS=(-DGGML_NATIVE=ON)
+if [[ $AMX == off ]]; then
+    ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+               -DGGML_AVX_VNNI=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON)
+fi
 if [[ ! -f $BUILD/CMakeCache.txt ]]; then
     cmake -S "$SRC" -B "$BUILD" -G Ninja \
         -DCMAKE_BUILD_TYPE=Release \
-        -DGGML_NATIVE=ON -DGGML_OPENMP=ON -DGGML_CCACHE=ON \
+        "${ISA_FLAGS[@]}" -DGGML_OPENMP=ON -DGGML_CCACHE=ON \
         -DBUILD_SHARED_LIBS=ON \
         -DLLAMA_BUILD_COMMIT=$LLAMA_COMMIT \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
