@@ -97,10 +97,11 @@ class Int8PanelsFormat final : public WeightFormat {
     int8_panels_reference_matmul(x, m, w, y);
   }
   std::optional<FastMatmul> fast_matmul(Isa isa, bool) const override {
-    // At Isa::amx too: an AMX-INT8 kernel of this arithmetic (tdpbsud per group of 32, then the
-    // same per-group fp32 epilogue) ran no faster than VNNI — the epilogue every 32 inputs bounds
-    // it (docs/benchmarks.md).
+    // At Isa::amx, AMX-INT8 tiles for small batches only: in prefill an AMX kernel of this
+    // arithmetic ran no faster than VNNI — the epilogue every 32 inputs bounds it
+    // (docs/benchmarks.md) — so matmul_int8_amx hands those to VNNI.
     static const bool vnni = has_avx512_vnni();
+    if (isa == Isa::amx && vnni) return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_amx>};
     if (has_avx512(isa) && vnni)
       return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_avx512>};
     if (has_avx512(isa) || isa == Isa::avx2) return FastMatmul{&kAvx2Activations, run_panels<kernels::matmul_int8_avx2>};

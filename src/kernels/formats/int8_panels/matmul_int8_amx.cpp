@@ -1,0 +1,164 @@
+// AMX-INT8 tiles for small int8 batches (compiled with -mamx-tile -mamx-int8 and AVX-512; called only
+// at Isa::amx): calls of 2 to 16 token-planes — a verify of k drafts, a few sequences decoding
+// together — where the VNNI kernel is bound by its `vpdpbusd` (8 per token, plane, group and 16
+// outputs; a 4-row verify with 16-bit activations cost 1.5× a decode step's matmuls on the Xeon).
+//
+// Per panel (32 outputs) and group of 32 inputs: A is the call's m · planes activation rows of the
+// group (int8_activations.h: a token's planes are consecutive rows, all `groups · 32` bytes apart),
+// B the group's 8 quads for outputs 0–15 and 16–31, read straight from the panel (128 bytes apart),
+// and one `tdpbsud` per half gives every token-plane's int32 dot. Each is the VNNI kernel's sum
+// (integers: the order does not matter), started at the same −128 · Σ q offset, the planes combined
+// as 256 · hi + lo, then the same fma(float(dot), scale_w · scale_x, acc) — so the outputs are the
+// VNNI kernel's bits and the reference's (tested at every batch size and both plane counts). Other
+// calls (one token alone, prefill) take the VNNI kernel: one token leaves the tiles nothing to share,
+// and in prefill the per-group finish bounds the tiles (docs/benchmarks.md, the AMX session).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/cpu_tuning.h"
+#include "kernels/formats/int8_panels/int8_kernels.h"
+#include "kernels/formats/int8_panels/int8_panels.h"
+#include "util/check.h"
+
+namespace ds::kernels {
+namespace {
+
+// Tiles (literal numbers, amx_tiles.h): C of outputs 0–15 and 16–31 for even and odd groups, A of
+// even and odd groups, B of outputs 0–15 and 16–31.
+#define I8_C0 0
+#define I8_C1 1
+#define I8_C2 2
+#define I8_C3 3
+#define I8_A0 4
+#define I8_A1 5
+#define I8_B0 6
+#define I8_B1 7
+
+constexpr int kMaxRows = 16;  // token-planes in one A tile
+
+TileConfig config_for(int rows) {
+  TileConfig config;
+  for (int t : {I8_C0, I8_C1, I8_C2, I8_C3}) config.tile(t, rows, 64);
+  for (int t : {I8_A0, I8_A1}) config.tile(t, rows, kInt8ScaleGroup);
+  for (int t : {I8_B0, I8_B1}) config.tile(t, 8, 64);
+  return config;
+}
+
+// Group g of the panel into C tiles c0 (outputs 0–15) and c1 (16–31) from A tile `a_tile`.
+#define I8_PRODUCT(c0, c1, a_tile, g)                                                    \
+  do {                                                                                   \
+    const std::byte* block = panel + (g) * kInt8GroupBytes;                              \
+    if (prefetch > 0)                                                                    \
+      for (int64_t line = 0; line < kInt8GroupBytes; line += 64)                         \
+        _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + line), _MM_HINT_T0); \
+    DS_TILE_ZERO(c0);                                                                    \
+    DS_TILE_ZERO(c1);                                                                    \
+    DS_TILE_LOAD(a_tile, x + (g) * kInt8ScaleGroup, plane_stride);                       \
+    DS_TILE_LOAD(I8_B0, block, kInt8QuadBytes);                                          \
+    DS_TILE_DPBSUD(c0, a_tile, I8_B0);                                                   \
+    DS_TILE_LOAD(I8_B1, block + 64, kInt8QuadBytes);                                     \
+    DS_TILE_DPBSUD(c1, a_tile, I8_B1);                                                   \
+  } while (0)
+
+// Group g's dots, stored at c[half][token-plane][16], into each token's accumulators.
+template <int M, int P>
+inline void finish_group(const Int8Activations& a, const std::byte* panel, int64_t g, const int32_t (*c)[16][16],
+                         __m512 (&acc)[M][2]) {
+  const int64_t groups = a.groups;
+  const std::byte* scales = panel + g * kInt8GroupBytes + kInt8ScalesOffset;
+  const __m512 sw[2] = {_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales))),
+                        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales + 32)))};
+#pragma GCC unroll 16
+  for (int r = 0; r < M; ++r) {
+    const __m512 sx = _mm512_set1_ps(a.scales[r * groups + g]);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      __m512i dot = _mm512_add_epi32(_mm512_load_si512(c[h][r * P]), _mm512_set1_epi32(a.offset_sum[(r * P) * groups + g]));
+      if constexpr (P == 2) {  // 256 · dot(hi) + dot(lo): exact in int32
+        const __m512i lo = _mm512_add_epi32(_mm512_load_si512(c[h][r * P + 1]),
+                                            _mm512_set1_epi32(a.offset_sum[(r * P + 1) * groups + g]));
+        dot = _mm512_add_epi32(_mm512_slli_epi32(dot, 8), lo);
+      }
+      acc[r][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw[h], sx), acc[r][h]);
+    }
+  }
+}
+
+// All M tokens × one 32-output panel, the whole k: two groups in flight (C0/C1 and C2/C3), a group's
+// dots finished while the next group's products run.
+template <int M, int P>
+void panel_tile(const Int8Activations& a, const std::byte* panel, float* y, int64_t ldy, int64_t rows,
+                int64_t prefetch) {
+  const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup;
+  const int8_t* x = a.q;
+  alignas(64) int32_t c[2][2][16][16];  // [group % 2][half][token-plane][output]
+  __m512 acc[M][2];
+#pragma GCC unroll 16
+  for (int r = 0; r < M; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  int64_t g = 0;
+  for (; g + 1 < groups; g += 2) {
+    I8_PRODUCT(I8_C0, I8_C1, I8_A0, g);
+    if (g > 0) finish_group<M, P>(a, panel, g - 1, c[1], acc);
+    DS_TILE_STORE_ROWS(I8_C0, c[0][0]);
+    DS_TILE_STORE_ROWS(I8_C1, c[0][1]);
+    I8_PRODUCT(I8_C2, I8_C3, I8_A1, g + 1);
+    finish_group<M, P>(a, panel, g, c[0], acc);
+    DS_TILE_STORE_ROWS(I8_C2, c[1][0]);
+    DS_TILE_STORE_ROWS(I8_C3, c[1][1]);
+  }
+  if (g > 0) finish_group<M, P>(a, panel, g - 1, c[1], acc);
+  if (g < groups) {  // an odd number of groups
+    I8_PRODUCT(I8_C0, I8_C1, I8_A0, g);
+    DS_TILE_STORE_ROWS(I8_C0, c[0][0]);
+    DS_TILE_STORE_ROWS(I8_C1, c[0][1]);
+    finish_group<M, P>(a, panel, g, c[0], acc);
+  }
+  const auto mask0 = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
+  const auto mask1 = static_cast<__mmask16>(rows >= 32 ? 0xffff : rows <= 16 ? 0 : (1u << (rows - 16)) - 1);
+#pragma GCC unroll 16
+  for (int r = 0; r < M; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, mask0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, mask1, acc[r][1]);
+  }
+}
+
+#undef I8_PRODUCT
+#undef I8_C0
+#undef I8_C1
+#undef I8_C2
+#undef I8_C3
+#undef I8_A0
+#undef I8_A1
+#undef I8_B0
+#undef I8_B1
+
+using PanelTile = void (*)(const Int8Activations&, const std::byte*, float*, int64_t, int64_t, int64_t);
+template <int P, int... M>
+constexpr auto panel_tiles(std::integer_sequence<int, M...>) {
+  return std::array<PanelTile, sizeof...(M)>{panel_tile<M + 1, P>...};
+}
+constexpr auto kTiles8 = panel_tiles<1>(std::make_integer_sequence<int, kMaxRows>());
+constexpr auto kTiles16 = panel_tiles<2>(std::make_integer_sequence<int, kMaxRows / 2>());
+
+}  // namespace
+
+void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
+                     float* y) {
+  if (m < 2 || m * a.planes > kMaxRows) return matmul_int8_avx512(a, m, w, panel_begin, panel_end, y);
+  DS_CHECK(w.format == WeightFormatId::int8_panels, "int8 kernel on ", w.name);
+  DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
+  const int64_t n = w.shape[0], panel_bytes = int8_panel_bytes(w.shape[1]);
+  const PanelTile tile = a.planes == 2 ? kTiles16[m - 1] : kTiles8[m - 1];
+  const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;  // the panels stream from memory once
+  const TileScope tiles(config_for(static_cast<int>(m * a.planes)));
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    const int64_t first_col = p * kInt8PanelRows;
+    tile(a, w.data + p * panel_bytes, y + first_col, n, std::min(kInt8PanelRows, n - first_col), prefetch);
+  }
+}
+
+}  // namespace ds::kernels
