@@ -77,7 +77,8 @@ inline void finish_group(const Int8Activations& a, const std::byte* panel, int64
     const __m512 sx = _mm512_set1_ps(a.scales[r * groups + g]);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      __m512i dot = _mm512_add_epi32(_mm512_load_si512(c[h][r * P]), _mm512_set1_epi32(a.offset_sum[(r * P) * groups + g]));
+      __m512i dot =
+          _mm512_add_epi32(_mm512_load_si512(c[h][r * P]), _mm512_set1_epi32(a.offset_sum[(r * P) * groups + g]));
       if constexpr (P == 2) {  // 256 · dot(hi) + dot(lo): exact in int32
         const __m512i lo = _mm512_add_epi32(_mm512_load_si512(c[h][r * P + 1]),
                                             _mm512_set1_epi32(a.offset_sum[(r * P + 1) * groups + g]));
