@@ -213,6 +213,30 @@ TEST_P(KquantKernels, BitIdenticalAcrossTokenBlocks) {
   }
 }
 
+// Q6_K at its extremes: every code 0 (q − 32 = −32), every scale −128, every activation at the
+// int8 limit, so each half's dot is −65,024 and a group's t = 16,646,144 — the largest, which the
+// kernels compute in fp32 (exact below 2^24) where the reference sums int32.
+TEST_P(KquantKernels, Q6KExtremesAreExact) {
+  RefBackend ref;
+  CpuBackend cpu(GetParam(), 2);
+  const int64_t n = 16, k = 512, m = 17;  // AMX: a 16-token tile and one more
+  const KquantType& type = q6_k_type();
+  Blocks w;
+  w.bytes.assign(static_cast<size_t>(n * (k / kSuperblock) * type.block_bytes()), std::byte{0});
+  for (size_t at = 0; at < w.bytes.size(); at += static_cast<size_t>(type.block_bytes())) {
+    for (int s = 0; s < 16; ++s) w.bytes[at + 192 + static_cast<size_t>(s)] = std::byte{0x80};  // scales: −128
+    const uint16_t d = float_to_fp16(0.25f);
+    std::memcpy(&w.bytes[at + 208], &d, 2);
+  }
+  w.view = TensorView{"Q6_K extremes", DType::U8, {n, k}, w.bytes.data(), w.bytes.size(), type.blocks_id()};
+  const Packed p = pack(type, w.view);
+  std::vector<float> x(m * k, 1.0f), want(m * n), got(m * n);  // [m, k], [m, n], [m, n]
+  for (int64_t r = 0; r < m; ++r) x[static_cast<size_t>(r * k)] = -1.0f - static_cast<float>(r);  // a row's own scale
+  ref.matmul(x.data(), m, p.view, want.data(), true);
+  cpu.matmul(x.data(), m, p.view, got.data(), true);
+  EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4));
+}
+
 // Weights of several types sharing one input (a Q4_K_M layer mixes Q4_K and Q6_K) go through one
 // preparation of the activations, each with its own kernel.
 TEST_P(KquantKernels, MixedTypesShareTheirActivations) {
