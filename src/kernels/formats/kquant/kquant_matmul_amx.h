@@ -17,7 +17,7 @@
 //
 // That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
 // operations per tile product) is what bounds this kernel, not the tiles: on the AMX Xeon, Q4_K
-// 1.5× the VNNI kernel and Q6_K 1.2× (docs/benchmarks.md). Its 16 accumulators must stay in
+// 1.5× the VNNI kernel and Q6_K 1.3× (docs/benchmarks.md). Its 16 accumulators must stay in
 // registers: the loops over tokens are unrolled, and tile stores name the bytes they write.
 #pragma once
 
