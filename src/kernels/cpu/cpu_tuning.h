@@ -24,8 +24,9 @@ struct CpuTuning {
   // decode reads each panel as one stream (a superblock's codes and side bytes, then the next's).
   // Zen 5 (family 26): 6 KiB ahead into L1 — a Q4_K decode stream read 72–74 GB/s on two threads with
   // 6–9 KiB, 67 with 3 KiB, 61 without, 59 with 12 KiB into L2 (a plain read: 80; one thread 41 of
-  // 46); Q6_K 69 with 6 KiB, 67 with 3 or 9, 61 with 12 (a plain read: 75). Measured before the panels kept each superblock's side bytes beside its codes (all side
-  // bytes at a panel's end, two streams): Zen 4 (family 25 with AVX-512) 48 KiB ahead into L2 — two
+  // 46); Q6_K 69 with 6 KiB, 67 with 3 or 9, 61 with 12 (a plain read: 75). Measured before the
+  // panels kept each superblock's side bytes beside its codes (all side bytes at a panel's end, two
+  // streams): Zen 4 (family 25 with AVX-512) 48 KiB ahead into L2 — two
   // threads read 17–25 GB/s without, 15 3 KiB ahead into L1, 18–33 48 KiB ahead into L2 (Q6_K 11–16,
   // 10–13, 20–42; the VM's bandwidth swings, hence ranges); Zen 3 (family 25 without AVX-512; the
   // AVX2 kernel), 2B Q4_K_M decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1

@@ -101,7 +101,7 @@ class Int8PanelsFormat final : public WeightFormat {
     // arithmetic ran no faster than VNNI — the epilogue every 32 inputs bounds it
     // (docs/benchmarks.md) — so matmul_int8_amx hands those to VNNI.
     static const bool vnni = has_avx512_vnni();
-    if (isa == Isa::amx && vnni) return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_amx>};
+    if (isa == Isa::amx) return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_amx>};
     if (has_avx512(isa) && vnni)
       return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_avx512>};
     if (has_avx512(isa) || isa == Isa::avx2) return FastMatmul{&kAvx2Activations, run_panels<kernels::matmul_int8_avx2>};

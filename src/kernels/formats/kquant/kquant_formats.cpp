@@ -217,7 +217,8 @@ KquantType::~KquantType() = default;
 
 std::optional<FastMatmul> KquantType::fast_matmul(Isa isa) const {
   static const bool vnni = has_avx512_vnni();
-  if (isa == Isa::amx && vnni) return FastMatmul{&kKquantVnniActivations, layout_.amx_kernel};
+  // Isa::amx implies AVX-512 VNNI (CpuBackend refuses it otherwise: isa.cpp probe_amx).
+  if (isa == Isa::amx) return FastMatmul{&kKquantVnniActivations, layout_.amx_kernel};
   if (has_avx512(isa) && vnni) return FastMatmul{&kKquantVnniActivations, layout_.avx512_vnni_kernel};
   if (isa >= Isa::avx2) return FastMatmul{&kKquantAvx2Activations, layout_.avx2_kernel};
   return std::nullopt;

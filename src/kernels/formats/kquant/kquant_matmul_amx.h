@@ -12,8 +12,8 @@
 // Operands: A, 16 tokens' int8 codes of one group (a tile row of 32 bytes; with kHalves, two tiles
 // of 16 bytes, one per half); B, the group's u8 codes of the panel's 16 rows — 8 tile rows of 16
 // rows × 4 inputs, which is the panel layout's quads once unpacked by the policy's codes(), so a
-// panel is unpacked once per token block into a scratch the token tiles share. C tiles of several
-// groups are in flight, so products run while earlier groups' rows are finished.
+// panel is unpacked once per token block into a scratch the token tiles share. The C tiles of two
+// groups alternate, so a group's products run while the previous group's rows are finished.
 //
 // That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
 // operations per tile product) is what bounds this kernel, not the tiles: on the AMX Xeon, Q4_K
@@ -40,8 +40,8 @@ inline constexpr int64_t kKquantAmxMinTokens = 16;
 
 namespace kquant_amx {
 
-// Tiles (literal numbers, amx_tiles.h): four C tiles — four groups in turn, or with kHalves the two
-// halves of two groups — and two A and two B tiles (alternate groups, or the halves).
+// Tiles (literal numbers, amx_tiles.h): C of an even group (half 0, half 1), C of an odd group, A
+// and B (half 0, half 1). Without kHalves only C0, C2, A0 and B0 are used.
 #define KQ_C0 0
 #define KQ_C1 1
 #define KQ_C2 2
@@ -109,74 +109,31 @@ inline void finish_group(const KquantActivations& a, int64_t t0, int64_t g, cons
   }
 }
 
-// One group's product into C tile `t` (A and B tiles a, b).
-#define KQ_PRODUCT(t, a_tile, b_tile, g)                   \
-  do {                                                     \
-    DS_TILE_ZERO(t);                                       \
-    DS_TILE_LOAD(a_tile, x + (g) * kKquantGroup, stride);  \
-    DS_TILE_LOAD(b_tile, b[g].bytes, 64);                  \
-    DS_TILE_DPBSUD(t, a_tile, b_tile);                     \
+// Group g's dots into C tile c_lo: one product of 32 inputs (A: 16 tokens × 32 bytes, B: 8 quads),
+// or with kHalves one per half of 16 inputs (A and B of 16 inputs each), the second into c_hi.
+#define KQ_PRODUCTS(c_lo, c_hi, g)                                 \
+  do {                                                             \
+    DS_TILE_ZERO(c_lo);                                            \
+    DS_TILE_LOAD(KQ_A0, x + (g) * kKquantGroup, stride);           \
+    DS_TILE_LOAD(KQ_B0, b[g].bytes, 64);                           \
+    DS_TILE_DPBSUD(c_lo, KQ_A0, KQ_B0);                            \
+    if constexpr (P::kHalves) {                                    \
+      DS_TILE_ZERO(c_hi);                                          \
+      DS_TILE_LOAD(KQ_A1, x + (g) * kKquantGroup + 16, stride);    \
+      DS_TILE_LOAD(KQ_B1, b[g].bytes + 256, 64);                   \
+      DS_TILE_DPBSUD(c_hi, KQ_A1, KQ_B1);                          \
+    }                                                              \
   } while (0)
-
-// R tokens from t0 × one panel, the whole k; the tiles are configured for R rows. One dot per group
-// (no kHalves): four C tiles in turn; group g's product is stored two groups later and finished two
-// groups after that, so neither the product nor the store is waited for.
-template <class P, int R>
-void token_tile_one_dot(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy,
-                        int64_t rows) {
-  const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
-  const int8_t* x = a.codes.q + t0 * stride;
-  const GroupCodes* b = s.codes.data();
-  alignas(64) int32_t c[4][1][16][16];  // [group % 4][half][token][row]
-  __m512 acc[R];
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-#define KQ_FINISH(g) \
-  finish_group<P, R>(a, t0, g, s.scales[static_cast<size_t>((g) / kGroupsPerSuperblock)], c[(g) % 4], acc)
-  for (int64_t g = 0; g < groups; g += 4) {
-    KQ_PRODUCT(KQ_C0, KQ_A0, KQ_B0, g);
-    if (g > 0) {
-      KQ_FINISH(g - 4);
-      DS_TILE_STORE_ROWS(KQ_C2, c[2][0]);  // group g - 2
-    }
-    KQ_PRODUCT(KQ_C1, KQ_A1, KQ_B1, g + 1);
-    if (g > 0) {
-      KQ_FINISH(g - 3);
-      DS_TILE_STORE_ROWS(KQ_C3, c[3][0]);  // group g - 1
-    }
-    KQ_PRODUCT(KQ_C2, KQ_A0, KQ_B0, g + 2);
-    if (g > 0) KQ_FINISH(g - 2);
-    DS_TILE_STORE_ROWS(KQ_C0, c[0][0]);  // group g
-    KQ_PRODUCT(KQ_C3, KQ_A1, KQ_B1, g + 3);
-    if (g > 0) KQ_FINISH(g - 1);
-    DS_TILE_STORE_ROWS(KQ_C1, c[1][0]);  // group g + 1
-  }
-  DS_TILE_STORE_ROWS(KQ_C2, c[2][0]);
-  DS_TILE_STORE_ROWS(KQ_C3, c[3][0]);
-  for (int64_t g = groups - 4; g < groups; ++g) KQ_FINISH(g);
-#undef KQ_FINISH
-  const auto mask = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
-}
-
-// With kHalves: a product per half (A and B tiles of 16 inputs), so two C tiles a group and two
-// groups in flight; group g is finished after group g + 1's products are issued.
-#define KQ_HALVES(c_lo, c_hi, g)                                 \
+#define KQ_STORE(c_lo, c_hi, to)                                 \
   do {                                                           \
-    DS_TILE_ZERO(c_lo);                                          \
-    DS_TILE_LOAD(KQ_A0, x + (g) * kKquantGroup, stride);         \
-    DS_TILE_LOAD(KQ_B0, b[g].bytes, 64);                         \
-    DS_TILE_DPBSUD(c_lo, KQ_A0, KQ_B0);                          \
-    DS_TILE_ZERO(c_hi);                                          \
-    DS_TILE_LOAD(KQ_A1, x + (g) * kKquantGroup + 16, stride);    \
-    DS_TILE_LOAD(KQ_B1, b[g].bytes + 256, 64);                   \
-    DS_TILE_DPBSUD(c_hi, KQ_A1, KQ_B1);                          \
+    DS_TILE_STORE_ROWS(c_lo, (to)[0]);                           \
+    if constexpr (P::kHalves) DS_TILE_STORE_ROWS(c_hi, (to)[1]); \
   } while (0)
 
+// R tokens from t0 × one panel, the whole k; the tiles are configured for R rows. Two groups in
+// flight: group g's finish runs while group g + 1's products do.
 template <class P, int R>
-void token_tile_halves(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy,
-                       int64_t rows) {
+void token_tile(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy, int64_t rows) {
   const int64_t groups = a.codes.groups, stride = groups * kKquantGroup;
   const int8_t* x = a.codes.q + t0 * stride;
   const GroupCodes* b = s.codes.data();
@@ -186,15 +143,13 @@ void token_tile_halves(const KquantActivations& a, int64_t t0, const Scratch<P>&
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
 #define KQ_FINISH(g) \
   finish_group<P, R>(a, t0, g, s.scales[static_cast<size_t>((g) / kGroupsPerSuperblock)], c[(g) % 2], acc)
-  for (int64_t g = 0; g < groups; g += 2) {
-    KQ_HALVES(KQ_C0, KQ_C1, g);
+  for (int64_t g = 0; g < groups; g += 2) {  // groups: a multiple of 8
+    KQ_PRODUCTS(KQ_C0, KQ_C1, g);
     if (g > 0) KQ_FINISH(g - 1);
-    DS_TILE_STORE_ROWS(KQ_C0, c[0][0]);
-    DS_TILE_STORE_ROWS(KQ_C1, c[0][1]);
-    KQ_HALVES(KQ_C2, KQ_C3, g + 1);
+    KQ_STORE(KQ_C0, KQ_C1, c[0]);
+    KQ_PRODUCTS(KQ_C2, KQ_C3, g + 1);
     KQ_FINISH(g);
-    DS_TILE_STORE_ROWS(KQ_C2, c[1][0]);
-    DS_TILE_STORE_ROWS(KQ_C3, c[1][1]);
+    KQ_STORE(KQ_C2, KQ_C3, c[1]);
   }
   KQ_FINISH(groups - 1);
 #undef KQ_FINISH
@@ -203,14 +158,8 @@ void token_tile_halves(const KquantActivations& a, int64_t t0, const Scratch<P>&
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
 }
 
-template <class P, int R>
-void token_tile(const KquantActivations& a, int64_t t0, const Scratch<P>& s, float* y, int64_t ldy, int64_t rows) {
-  if constexpr (P::kHalves) token_tile_halves<P, R>(a, t0, s, y, ldy, rows);
-  else token_tile_one_dot<P, R>(a, t0, s, y, ldy, rows);
-}
-
-#undef KQ_PRODUCT
-#undef KQ_HALVES
+#undef KQ_PRODUCTS
+#undef KQ_STORE
 #undef KQ_C0
 #undef KQ_C1
 #undef KQ_C2
