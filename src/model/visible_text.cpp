@@ -1,5 +1,6 @@
 #include "model/visible_text.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -41,23 +42,32 @@ std::optional<std::vector<bool>> producible_ids(const std::string& tokenizer_jso
   return produced;
 }
 
+int64_t visible_feature_dims(int64_t hidden) { return std::max<int64_t>(1, std::min(kFeatureDims, hidden / 4)); }
+
 void visible_text_edits(const std::string& name, std::span<const int64_t> shape, const std::string& text_prefix, bool tied,
                         const std::vector<bool>& produced, FunctionRef<void(int64_t, float)> set) {
   const bool embedding = name == text_prefix + "embed_tokens.weight", head = name == "lm_head.weight";
-  if (embedding || head) {  // [vocab, hidden]: column 0 = +1, −1 for unproducible ids where it scores them
+  if (embedding || head) {  // [vocab, hidden]: the feature columns +a, −a for unproducible ids where they score them
     const bool scores = head || tied;
+    const int64_t dims = visible_feature_dims(shape[1]);
     for (int64_t id = 0; id < shape[0]; ++id) {
       const bool visible = static_cast<size_t>(id) < produced.size() && produced[static_cast<size_t>(id)];
-      set(id * shape[1], visible || !scores ? 1.0f : -1.0f);
+      for (int64_t d = 0; d < dims; ++d) set(id * shape[1] + d, visible || !scores ? kFeatureValue : -kFeatureValue);
     }
     return;
   }
-  if (name == text_prefix + "norm.weight") return set(0, kFinalScale - 1.0f);  // zero-centred
+  const bool final_norm = name == text_prefix + "norm.weight";
+  const bool layer_norm = name.rfind(text_prefix + "layers.", 0) == 0 &&
+                          (ends_with(name, ".input_layernorm.weight") || ends_with(name, ".post_attention_layernorm.weight"));
+  if (final_norm || layer_norm) {  // [hidden], zero-centred: stored = scale − 1
+    for (int64_t d = 0; d < visible_feature_dims(shape[0]); ++d) set(d, final_norm ? kFinalScale - 1.0f : -1.0f);
+    return;
+  }
   if (name.rfind(text_prefix + "layers.", 0) != 0) return;
-  if (ends_with(name, ".input_layernorm.weight") || ends_with(name, ".post_attention_layernorm.weight")) return set(0, -1.0f);
   if (ends_with(name, ".self_attn.o_proj.weight") || ends_with(name, ".linear_attn.out_proj.weight") ||
       ends_with(name, ".mlp.down_proj.weight"))
-    for (int64_t col = 0; col < shape[1]; ++col) set(col, 0.0f);  // [hidden, in]: row 0
+    for (int64_t d = 0; d < visible_feature_dims(shape[0]); ++d)
+      for (int64_t col = 0; col < shape[1]; ++col) set(d * shape[1] + col, 0.0f);  // [hidden, in]: the feature rows
 }
 
 void make_text_visible(const std::string& name, std::span<const int64_t> shape, DType dtype, std::span<std::byte> bytes,

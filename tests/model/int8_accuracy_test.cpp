@@ -3,15 +3,16 @@
 // model/quantize.cpp) against
 // the checkpoint's own weights in fast mode, teacher-forced over every position:
 // - HF fixtures: mean KL(native ‖ int8) ≤ 0.01 and the same argmax at ≥ 99% of the positions where the
-//   native top-2 margin is decisive (> 3e-2 · max |logit|, the bf16 tests' rule). Measured
+//   native top-2 margin is decisive (weights_agreement.h: > 3e-2 · (top − median logit)). Measured
 //   (docs/numerics.md): mean KL 0.0005–0.0040, decisive agreement 2,024 of 2,026, plain top-1
 //   94.8–100%. Plain top-1 is held at ≥ 93%, not the 99%: these tiny random models have
 //   near-ties (top-2 margins down to 1e-5) that any rounding flips (weight-only int8 was 95.5–100%).
 // - A full-size checkpoint (opt-in, see below): measured on the 2B shape's random checkpoint, 512
-//   tokens: mean KL 0.0089, top-1 65.4%, decisive 212 of 256. That random network is chaotic: bf16
-//   rounding of the matmul inputs alone (fast vs f32 mode) keeps only 90.4% of its top-1s, and
-//   weight-only int8 gave KL 0.0075 and 69.3%. The test holds the KL ≤ 0.01 and what is
-//   true of agreement (decisive ≥ 80%, top-1 ≥ 60%); the top-1 99% is not met on it.
+//   tokens: mean KL 0.0093, top-1 68.8%, decisive 215 of 250 (2026-12-05). That random network is
+//   chaotic: bf16 rounding of the matmul inputs alone (fast vs f32 mode) keeps only 89.5% of its
+//   top-1s, and weight-only int8 gave KL 0.0075 and 69.3% on an earlier checkpoint. The test holds
+//   the KL ≤ 0.01 and what is true of agreement (decisive ≥ 80%, top-1 ≥ 60%); the issue's
+//   top-1 99% is not met on it.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 // and the elements the scheme sets in each kind of tensor, tied and untied.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -29,11 +30,12 @@ std::vector<float> edited(const std::string& name, std::vector<int64_t> shape, b
 }
 
 TEST(VisibleText, EachTensorGetsItsPartOfTheScheme) {
-  const float h = 0.5f;  // untouched
-  // [vocab 3, hidden 2]: column 0 of the head scores id 1 down; an untied embedding keeps +1 for all.
-  EXPECT_EQ(edited("lm_head.weight", {3, 2}, false), (std::vector<float>{1, h, -1, h, 1, h}));
-  EXPECT_EQ(edited("model.embed_tokens.weight", {3, 2}, false), (std::vector<float>{1, h, 1, h, 1, h}));
-  EXPECT_EQ(edited("model.embed_tokens.weight", {3, 2}, true), (std::vector<float>{1, h, -1, h, 1, h}));
+  const float h = 0.5f, a = kFeatureValue;  // h: untouched
+  // A hidden size of 2 has one feature dimension. [vocab 3, hidden 2]: the head's feature column
+  // scores id 1 down; an untied embedding keeps +a for all.
+  EXPECT_EQ(edited("lm_head.weight", {3, 2}, false), (std::vector<float>{a, h, -a, h, a, h}));
+  EXPECT_EQ(edited("model.embed_tokens.weight", {3, 2}, false), (std::vector<float>{a, h, a, h, a, h}));
+  EXPECT_EQ(edited("model.embed_tokens.weight", {3, 2}, true), (std::vector<float>{a, h, -a, h, a, h}));
   EXPECT_EQ(edited("model.norm.weight", {3}, true), (std::vector<float>{kFinalScale - 1, h, h}));
   EXPECT_EQ(edited("model.layers.0.input_layernorm.weight", {3}, true), (std::vector<float>{-1, h, h}));
   EXPECT_EQ(edited("model.layers.5.post_attention_layernorm.weight", {3}, true), (std::vector<float>{-1, h, h}));
@@ -44,6 +46,21 @@ TEST(VisibleText, EachTensorGetsItsPartOfTheScheme) {
   for (const char* other : {"model.layers.1.linear_attn.norm.weight", "mtp.norm.weight", "model.layers.0.mlp.up_proj.weight",
                             "mtp.layers.0.input_layernorm.weight"})
     EXPECT_EQ(edited(other, {2, 3}, true), std::vector<float>(6, h)) << other;
+}
+
+TEST(VisibleText, TheFeatureIsAGroupOfDimensions) {
+  EXPECT_EQ(visible_feature_dims(2), 1);
+  EXPECT_EQ(visible_feature_dims(8), 2);
+  EXPECT_EQ(visible_feature_dims(256), kFeatureDims);
+  EXPECT_EQ(visible_feature_dims(5120), kFeatureDims);
+  const float h = 0.5f, a = kFeatureValue;
+  // Hidden 8: dimensions 0 and 1 in every tensor of the scheme.
+  EXPECT_EQ(edited("lm_head.weight", {2, 8}, false), (std::vector<float>{a, a, h, h, h, h, h, h, -a, -a, h, h, h, h, h, h}));
+  EXPECT_EQ(edited("model.norm.weight", {8}, true), (std::vector<float>{kFinalScale - 1, kFinalScale - 1, h, h, h, h, h, h}));
+  EXPECT_EQ(edited("model.layers.0.input_layernorm.weight", {8}, true), (std::vector<float>{-1, -1, h, h, h, h, h, h}));
+  std::vector<float> rows(8 * 2, h);  // [hidden 8, in 2]: rows 0 and 1 zero
+  std::fill(rows.begin(), rows.begin() + 4, 0.0f);
+  EXPECT_EQ(edited("model.layers.2.mlp.down_proj.weight", {8, 2}, true), rows);
 }
 
 }  // namespace
