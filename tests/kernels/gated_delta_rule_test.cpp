@@ -1,7 +1,8 @@
 // Gated delta rule: the reference's plain loops (chunked == recurrent, chunking at any offset
 // continues the state, realistic gates over 8,192 tokens stay finite and match a float64
 // recurrence), and every CPU build of the tiled kernel (AVX2, AVX-512; 1–3 threads) computes the
-// reference's bits. The scalar ISA runs the reference itself, so it has nothing to compare.
+// reference's bits, denormals flushed to zero in both. The scalar ISA runs the reference itself, so
+// it has nothing to compare.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -207,6 +208,31 @@ TEST_P(GatedDeltaRuleBuild, ComputesTheReferenceBits) {
         }
       }
   }
+}
+
+// Denormals are zero, in and out (util/flush_denormals.h), in the reference and every build: a
+// state of denormal values with no decay (g = 0) and no update (β = 0) reads as zero, so it is
+// zero afterwards and so is every output. Computed exactly, both would be ~1e-39. The caller's own
+// floating-point mode is left as it was.
+TEST_P(GatedDeltaRuleBuild, DenormalsAreZero) {
+  const DeltaNetShape s{1, 2, 16, 8};
+  DeltaInputs in = make_inputs(s, 5, 77);
+  std::fill(in.g.begin(), in.g.end(), 0.0f);
+  std::fill(in.beta.begin(), in.beta.end(), 0.0f);
+  RefBackend ref;
+  CpuBackend build(GetParam(), 1);
+  for (Backend* backend : {static_cast<Backend*>(&ref), static_cast<Backend*>(&build)})
+    for (bool chunked : {true, false}) {
+      std::vector<float> state(static_cast<size_t>(s.num_v_heads * s.k_dim * s.v_dim), 1e-39f);
+      std::vector<float> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim), 1.0f);
+      auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
+      (backend->*fn)(in.q(), in.k(), in.v(), in.stride(), in.g.data(), in.beta.data(), in.n, s, state.data(), out.data());
+      const auto label = ::testing::Message() << backend->name() << (chunked ? " chunked" : " recurrent");
+      for (float x : state) ASSERT_EQ(x, 0.0f) << label;
+      for (float x : out) ASSERT_EQ(x, 0.0f) << label;
+    }
+  volatile float tiny = 1e-39f, one = 1.0f;
+  EXPECT_NE(tiny * one, 0.0f) << "the caller's thread still computes denormals";
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, GatedDeltaRuleBuild, ::testing::Values(Isa::avx2, Isa::avx512),

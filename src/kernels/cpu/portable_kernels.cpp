@@ -12,6 +12,7 @@
 #include "kernels/portable_exp.h"
 #include "kernels/weight_access.h"
 #include "util/float16.h"
+#include "util/flush_denormals.h"
 
 #ifdef __AVX512BF16__
 #include <immintrin.h>  // attention_tiled.inc: vdpbf16ps on bf16 keys

@@ -3,12 +3,15 @@
 // another. The oracle of the tiled CPU kernel (gated_delta_rule_tiled.inc), which must compute these
 // operations in this order, bit for bit (tests/kernels/gated_delta_rule_test.cpp). Every sum runs
 // over its index in ascending order from +0; built with -ffp-contract=off (each a · b + c rounds twice).
+// Denormal inputs and results are zero (FTZ and DAZ for the call, util/flush_denormals.h): strong
+// decays otherwise put whole states into denormals, which x86 computes several times slower.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/delta_scratch.h"
 #include "kernels/ref/ref_backend.h"
+#include "util/flush_denormals.h"
 
 namespace ds {
 namespace {
@@ -143,6 +146,7 @@ HeadInputs head_inputs(const float* q, const float* k, const float* v, int64_t q
 void RefBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& s,
                                             float* state, float* out) {
+  const FlushDenormals flush;
   const int64_t out_stride = s.num_v_heads * s.v_dim;
   for (int64_t h = 0; h < s.num_v_heads; ++h)
     recurrent_head(head_inputs(q, k, v, qkv_stride, g, beta, s, h), n, s.k_dim, s.v_dim,
@@ -152,6 +156,7 @@ void RefBackend::gated_delta_rule_recurrent(const float* q, const float* k, cons
 void RefBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& s,
                                           float* state, float* out) {
+  const FlushDenormals flush;
   const int64_t out_stride = s.num_v_heads * s.v_dim;
   for (int64_t h = 0; h < s.num_v_heads; ++h)
     for (int64_t t0 = 0; t0 < n; t0 += kDeltaChunk) {
