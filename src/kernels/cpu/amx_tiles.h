@@ -26,6 +26,7 @@
                    : "r"(static_cast<void*>(buffer)), "r"(64L))
 #define DS_TILE_DPBF16PS(c, a, b) _tile_dpbf16ps(c, a, b)
 #define DS_TILE_DPBSUD(c, a, b) _tile_dpbsud(c, a, b)
+#define DS_TILE_DPBSSD(c, a, b) _tile_dpbssd(c, a, b)
 
 namespace ds::kernels {
 

@@ -6,6 +6,8 @@
 // In an unnamed namespace: each kernel's file (VNNI, AMX) compiles its own copy for its own ISA.
 #pragma once
 
+#include <bit>
+
 #include "kernels/formats/iq4_xs/iq4_xs.h"
 #include "kernels/formats/kquant/kquant_matmul_avx512.h"
 
@@ -42,7 +44,12 @@ struct Iq4XsPolicy {
     hi = _mm512_shuffle_epi8(table, hi);
   }
   static constexpr bool kHalves = true;
-  static __m512i start(const int32_t* neg_half_sum) { return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), 7); }
+  // The codes are the values + kCodeOffset (unsigned, for `vpdpbusd`): each half's dot starts at
+  // −128 · Σ xq.
+  static constexpr int kCodeOffset = 128;
+  static __m512i start(const int32_t* neg_half_sum) {
+    return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), std::countr_zero(unsigned{kCodeOffset}));
+  }
   static __m512 finish(__m512 acc, __m512i lo, __m512i hi, const Scales& s, int64_t j, float sx, float) {
     const __m512i t = _mm512_mullo_epi32(s.scale[j], _mm512_add_epi32(lo, hi));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(s.d, _mm512_set1_ps(sx)), acc);

@@ -3,17 +3,20 @@
 // -mamx-int8 and AVX-512 VNNI) with the same policy as its VNNI kernel (kquant_matmul_avx512.h).
 //
 // The VNNI kernel spends most of its instructions on `vpdpbusd`, 8 per token, group of 32 inputs and
-// panel; here one `tdpbsud` takes 16 tokens × 32 inputs × the panel's 16 rows, and what is left is
+// panel; here one `tdpbssd` takes 16 tokens × 32 inputs × the panel's 16 rows, and what is left is
 // the policy's per-group finish() on each token's row of the tile. The tile's int32 dot of a token
-// and a row is the VNNI kernel's (integer sums: the order does not matter), started at the same
-// policy offset, and finish() is the same code on the same values, so every output is bit for bit
-// the VNNI kernel's, and a token's row does not depend on its batch (tested against the reference).
+// and a row is the VNNI kernel's (integer sums: the order does not matter) — its codes less the
+// policy's kCodeOffset, signed, give Σ (code − offset) · xq, which the VNNI kernel reaches by
+// starting at −offset · Σ xq — and finish() is the same code on the same values, so every output is
+// bit for bit the VNNI kernel's, and a token's row does not depend on its batch (tested against the
+// reference).
 //
 // Operands: A, 16 tokens' int8 codes of one group (a tile row of 32 bytes; with kHalves, two tiles
-// of 16 bytes, one per half); B, the group's u8 codes of the panel's 16 rows — 8 tile rows of 16
-// rows × 4 inputs, which is the panel layout's quads once unpacked by the policy's codes(), so a
-// panel is unpacked once per token block into a scratch the token tiles share. The C tiles of two
-// groups alternate, so a group's products run while the previous group's rows are finished.
+// of 16 bytes, one per half); B, the group's codes of the panel's 16 rows less kCodeOffset, as
+// signed bytes — 8 tile rows of 16 rows × 4 inputs, which is the panel layout's quads once unpacked
+// by the policy's codes(), so a panel is unpacked once per token block into a scratch the token
+// tiles share, and the offset is paid there, not per token. The C tiles of two groups alternate, so
+// a group's products run while the previous group's rows are finished.
 //
 // That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
 // operations per tile product) is what bounds this kernel, not the tiles: on the AMX Xeon, Q4_K
@@ -86,6 +89,10 @@ void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s) {
       for (int v = 0; v < 4; ++v) {
         __m512i lo, hi;
         P::codes(codes, j, v, lo, hi);
+        if constexpr (P::kCodeOffset != 0) {  // as int8 exactly: Q6_K −32..31, IQ4_XS −127..113
+          lo = _mm512_sub_epi8(lo, _mm512_set1_epi8(static_cast<char>(P::kCodeOffset)));
+          hi = _mm512_sub_epi8(hi, _mm512_set1_epi8(static_cast<char>(P::kCodeOffset)));
+        }
         _mm512_store_si512(quads + 64 * v, lo);
         _mm512_store_si512(quads + 64 * (v + 4), hi);
       }
@@ -101,10 +108,9 @@ inline void finish_group(const KquantActivations& a, int64_t t0, int64_t g, cons
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const int64_t at = (t0 + r) * groups + g;
-    const int32_t* neg_half_sums = a.neg_half_sums + at * 2;
-    const __m512i lo = _mm512_add_epi32(P::start(neg_half_sums), _mm512_load_si512(c[0][r]));
+    const __m512i lo = _mm512_load_si512(c[0][r]);  // the offset is in the codes: no start()
     __m512i hi = _mm512_setzero_si512();
-    if constexpr (P::kHalves) hi = _mm512_add_epi32(P::start(neg_half_sums + 1), _mm512_load_si512(c[1][r]));
+    if constexpr (P::kHalves) hi = _mm512_load_si512(c[1][r]);
     acc[r] = P::finish(acc[r], lo, hi, scales, j, a.codes.scales[at], a.scaled_sums[at]);
   }
 }
@@ -116,12 +122,12 @@ inline void finish_group(const KquantActivations& a, int64_t t0, int64_t g, cons
     DS_TILE_ZERO(c_lo);                                            \
     DS_TILE_LOAD(KQ_A0, x + (g) * kKquantGroup, stride);           \
     DS_TILE_LOAD(KQ_B0, b[g].bytes, 64);                           \
-    DS_TILE_DPBSUD(c_lo, KQ_A0, KQ_B0);                            \
+    DS_TILE_DPBSSD(c_lo, KQ_A0, KQ_B0);                            \
     if constexpr (P::kHalves) {                                    \
       DS_TILE_ZERO(c_hi);                                          \
       DS_TILE_LOAD(KQ_A1, x + (g) * kKquantGroup + 16, stride);    \
       DS_TILE_LOAD(KQ_B1, b[g].bytes + 256, 64);                   \
-      DS_TILE_DPBSUD(c_hi, KQ_A1, KQ_B1);                          \
+      DS_TILE_DPBSSD(c_hi, KQ_A1, KQ_B1);                          \
     }                                                              \
   } while (0)
 #define KQ_STORE(c_lo, c_hi, to)                                 \

@@ -33,6 +33,7 @@ struct ScaleMinAvx512 {
   }
   // One dot per group: the halves share a scale.
   static constexpr bool kHalves = false;
+  static constexpr int kCodeOffset = 0;  // the codes are the 4- or 5-bit values themselves
   static __m512i start(const int32_t*) { return _mm512_setzero_si512(); }
   static __m512 finish(__m512 acc, __m512i dot, __m512i, const Scales& s, int64_t j, float sx, float scaled_sum) {
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s.scale[j], _mm512_set1_ps(sx)), acc);

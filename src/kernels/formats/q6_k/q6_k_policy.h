@@ -5,6 +5,8 @@
 // In an unnamed namespace: each kernel's file (VNNI, AMX) compiles its own copy for its own ISA.
 #pragma once
 
+#include <bit>
+
 #include "kernels/formats/kquant/kquant_matmul_avx512.h"
 #include "kernels/formats/q6_k/q6_k.h"
 
@@ -38,7 +40,11 @@ struct Q6KPolicy {
     hi = with_high(hi, _mm512_load_si512(planes + 64), v);
   }
   static constexpr bool kHalves = true;
-  static __m512i start(const int32_t* neg_half_sum) { return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), 5); }
+  // The codes are q + kCodeOffset (unsigned, for `vpdpbusd`): each half's dot starts at −32 · Σ xq.
+  static constexpr int kCodeOffset = 32;
+  static __m512i start(const int32_t* neg_half_sum) {
+    return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), std::countr_zero(unsigned{kCodeOffset}));
+  }
   // t = sc · lo + sc' · hi, the reference's int32 sum, computed in fp32 (two `vpmulld` cost 4 uops, as
   // much as the rest of the finish): each half's dot is at most 16 · 32 · 127 = 65,024 in magnitude
   // and |sc| ≤ 128, so every product (≤ 8,323,072) and the sum (≤ 16,646,144) is an integer below
