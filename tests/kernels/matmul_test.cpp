@@ -327,6 +327,24 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
         }
 }
 
+// Long rows put few tokens in a block (AMX prefill: 1 MiB of activations, 64 tokens of 8-bit and
+// 32 of 16-bit activations at k = 16,384), so 83 tokens cross blocks with a short tile at each end.
+TEST_P(CpuMatmulInt8, BitIdenticalAcrossTokenBlocks) {
+  RefBackend ref;
+  const Isa isa = GetParam();
+  CpuBackend cpu(isa, 2);
+  const int64_t m = 83, k = 16384, n = 40;
+  for (int64_t planes : {1, 2}) {
+    const Weights w = make_int8_weights(n, k, 7 + planes, planes);
+    const auto x = test::random_activations(m, k, 5);
+    std::vector<float> expected(m * n), actual(m * n);
+    ref.matmul(x.data(), m, w.view, expected.data(), true);
+    cpu.matmul(x.data(), m, w.view, actual.data(), true);
+    ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
+        << isa_name(isa) << " planes=" << planes;
+  }
+}
+
 // The int8 result approximates the fp32 product of the dequantised weights within the activation
 // rounding: |error| ≤ Σ_g scale_x,g / 2 · Σ_i |w_i| per output (plus fp32 rounding), with scale_x =
 // amax / 127 for int8 activations and amax / 32639 for 16-bit ones.

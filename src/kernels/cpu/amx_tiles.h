@@ -52,7 +52,13 @@ static_assert(sizeof(TileConfig) == 64);
 // Loads `config` for the scope and releases the tiles at its end.
 class TileScope {
  public:
-  explicit TileScope(const TileConfig& config) { _tile_loadconfig(&config); }
+  // GCC's `ldtilecfg` builtin does not tell the compiler it reads the config, which then may drop
+  // or sink the config's stores (seen: an inlined config_for whose row widths were never written,
+  // so `ldtilecfg` faulted); the empty asm takes the config as a memory input first.
+  explicit TileScope(const TileConfig& config) {
+    __asm__ volatile("" : : "m"(config));
+    _tile_loadconfig(&config);
+  }
   ~TileScope() { _tile_release(); }
   TileScope(const TileScope&) = delete;
   TileScope& operator=(const TileScope&) = delete;

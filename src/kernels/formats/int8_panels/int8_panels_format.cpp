@@ -97,9 +97,7 @@ class Int8PanelsFormat final : public WeightFormat {
     int8_panels_reference_matmul(x, m, w, y);
   }
   std::optional<FastMatmul> fast_matmul(Isa isa, bool) const override {
-    // At Isa::amx, AMX-INT8 tiles for small batches only: in prefill an AMX kernel of this
-    // arithmetic ran no faster than VNNI — the epilogue every 32 inputs bounds it
-    // (docs/benchmarks.md) — so matmul_int8_amx hands those to VNNI.
+    // At Isa::amx, AMX-INT8 tiles from 2 tokens on (matmul_int8_amx hands single tokens to VNNI).
     static const bool vnni = has_avx512_vnni();
     if (isa == Isa::amx) return FastMatmul{&kVnniActivations, run_panels<kernels::matmul_int8_amx>};
     if (has_avx512(isa) && vnni)

@@ -1,17 +1,18 @@
-// AMX-INT8 tiles for small int8 batches (compiled with -mamx-tile -mamx-int8 and AVX-512; called only
-// at Isa::amx): calls of 2 to 16 token-planes — a verify of k drafts, a few sequences decoding
-// together — where the VNNI kernel is bound by its `vpdpbusd` (8 per token, plane, group and 16
-// outputs; a 4-row verify with 16-bit activations cost 1.5× a decode step's matmuls on the Xeon).
+// AMX-INT8 tiles for int8 batches (compiled with -mamx-tile -mamx-int8 and AVX-512; called only at
+// Isa::amx): every call of 2 tokens or more — a verify of k drafts, a few sequences decoding
+// together, prefill — in tiles of 16 token-planes. One token alone takes the VNNI kernel: it leaves
+// the tiles nothing to share.
 //
-// Per panel (32 outputs) and group of 32 inputs: A is the call's m · planes activation rows of the
+// Per panel (32 outputs) and group of 32 inputs: A is a tile's token-plane activation rows of the
 // group (int8_activations.h: a token's planes are consecutive rows, all `groups · 32` bytes apart),
 // B the group's 8 quads for outputs 0–15 and 16–31, read straight from the panel (128 bytes apart),
 // and one `tdpbsud` per half gives every token-plane's int32 dot. Each is the VNNI kernel's sum
 // (integers: the order does not matter), started at the same −128 · Σ q offset, the planes combined
 // as 256 · hi + lo, then the same fma(float(dot), scale_w · scale_x, acc) — so the outputs are the
-// VNNI kernel's bits and the reference's (tested at every batch size and both plane counts). Other
-// calls (one token alone, prefill) take the VNNI kernel: one token leaves the tiles nothing to share,
-// and in prefill the per-group finish bounds the tiles (docs/benchmarks.md, the AMX session).
+// VNNI kernel's bits and the reference's (tested at every batch size, across token blocks, and both
+// plane counts). The per-group finish, not the tiles, bounds the kernel in prefill; it keeps its
+// accumulators in registers (unrolled token loops, tile stores that name their bytes), which an
+// earlier AMX version of this arithmetic did not, and ran no faster than VNNI (docs/benchmarks.md).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -147,18 +148,51 @@ constexpr auto kTiles16 = panel_tiles<2>(std::make_integer_sequence<int, kMaxRow
 
 }  // namespace
 
+// Tokens [t0, t0 + count) of `a` as activations of their own (count · planes ≤ 16 token-planes).
+Int8Activations token_rows(const Int8Activations& a, int64_t t0) {
+  Int8Activations rows = a;
+  rows.q += t0 * a.planes * a.groups * kInt8ScaleGroup;
+  rows.scales += t0 * a.groups;
+  rows.offset_sum += t0 * a.planes * a.groups;
+  return rows;
+}
+
 void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                      float* y) {
-  if (m < 2 || m * a.planes > kMaxRows) return matmul_int8_avx512(a, m, w, panel_begin, panel_end, y);
+  if (m < 2) return matmul_int8_avx512(a, m, w, panel_begin, panel_end, y);
   DS_CHECK(w.format == WeightFormatId::int8_panels, "int8 kernel on ", w.name);
   DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
-  const int64_t n = w.shape[0], panel_bytes = int8_panel_bytes(w.shape[1]);
-  const PanelTile tile = a.planes == 2 ? kTiles16[m - 1] : kTiles8[m - 1];
-  const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;  // the panels stream from memory once
-  const TileScope tiles(config_for(static_cast<int>(m * a.planes)));
-  for (int64_t p = panel_begin; p < panel_end; ++p) {
-    const int64_t first_col = p * kInt8PanelRows;
-    tile(a, w.data + p * panel_bytes, y + first_col, n, std::min(kInt8PanelRows, n - first_col), prefetch);
+  const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
+  const PanelTile* tiles = a.planes == 2 ? kTiles16.data() : kTiles8.data();  // [token-planes / planes − 1]
+  const int64_t tile_tokens = kMaxRows / a.planes;
+  if (m <= tile_tokens) {  // one token tile: the panels stream from memory once
+    const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;
+    const TileScope scope(config_for(static_cast<int>(m * a.planes)));
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      const int64_t first_col = p * kInt8PanelRows;
+      tiles[m - 1](a, w.data + p * panel_bytes, y + first_col, n, std::min(kInt8PanelRows, n - first_col), prefetch);
+    }
+    return;
+  }
+  // Prefill: tokens in blocks whose activations (~k · planes bytes each) stay in L2 while the
+  // thread's panels pass, each panel read from cache by every token tile of the block.
+  const int64_t block = std::max(tile_tokens, (int64_t{1} << 20) / (k * a.planes) / tile_tokens * tile_tokens);
+  for (int64_t b0 = 0; b0 < m; b0 += block) {
+    const int64_t b_end = std::min(m, b0 + block), full_end = b0 + (b_end - b0) / tile_tokens * tile_tokens;
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      const int64_t first_col = p * kInt8PanelRows, cols = std::min(kInt8PanelRows, n - first_col);
+      const std::byte* panel = w.data + p * panel_bytes;
+      {
+        const TileScope scope(config_for(kMaxRows));
+        for (int64_t t = b0; t < full_end; t += tile_tokens)
+          tiles[tile_tokens - 1](token_rows(a, t), panel, y + t * n + first_col, n, cols, 0);
+      }
+      if (full_end < b_end) {  // the block's last tokens, fewer than a tile
+        const int64_t left = b_end - full_end;
+        const TileScope scope(config_for(static_cast<int>(left * a.planes)));
+        tiles[left - 1](token_rows(a, full_end), panel, y + full_end * n + first_col, n, cols, 0);
+      }
+    }
   }
 }
 
