@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/cpu_tuning.h"
@@ -49,24 +50,31 @@ TileConfig config_for(int rows) {
   return config;
 }
 
-// Group g of the panel into C tiles c0 (outputs 0–15) and c1 (16–31) from A tile `a_tile`.
-#define I8_PRODUCT(c0, c1, a_tile, g)                                                    \
-  do {                                                                                   \
-    const std::byte* block = panel + (g) * kInt8GroupBytes;                              \
-    if (prefetch > 0)                                                                    \
-      for (int64_t line = 0; line < kInt8GroupBytes; line += 64)                         \
-        _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + line), _MM_HINT_T0); \
-    DS_TILE_ZERO(c0);                                                                    \
-    DS_TILE_ZERO(c1);                                                                    \
-    DS_TILE_LOAD(a_tile, x + (g) * kInt8ScaleGroup, plane_stride);                       \
-    DS_TILE_LOAD(I8_B0, block, kInt8QuadBytes);                                          \
-    DS_TILE_DPBSUD(c0, a_tile, I8_B0);                                                   \
-    DS_TILE_LOAD(I8_B1, block + 64, kInt8QuadBytes);                                     \
-    DS_TILE_DPBSUD(c1, a_tile, I8_B1);                                                   \
+// Group g of the panel into C tiles c0 (outputs 0–15) and c1 (16–31) from A tile `a_tile`. B: the
+// panel's u8 codes (`tdpbsud`), or with Signed their signed copy in `codes` (`tdpbssd`).
+#define I8_PRODUCT(c0, c1, a_tile, g)                                                                   \
+  do {                                                                                                  \
+    if (prefetch > 0)                                                                                   \
+      for (int64_t line = 0; line < kInt8GroupBytes; line += 64)                                        \
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (g) * kInt8GroupBytes + prefetch + line), _MM_HINT_T0); \
+    const std::byte* block = Signed ? codes + (g) * kInt8ScalesOffset : panel + (g) * kInt8GroupBytes;   \
+    DS_TILE_ZERO(c0);                                                                                   \
+    DS_TILE_ZERO(c1);                                                                                   \
+    DS_TILE_LOAD(a_tile, x + (g) * kInt8ScaleGroup, plane_stride);                                      \
+    DS_TILE_LOAD(I8_B0, block, kInt8QuadBytes);                                                         \
+    DS_TILE_LOAD(I8_B1, block + 64, kInt8QuadBytes);                                                    \
+    if constexpr (Signed) {                                                                             \
+      DS_TILE_DPBSSD(c0, a_tile, I8_B0);                                                                \
+      DS_TILE_DPBSSD(c1, a_tile, I8_B1);                                                                \
+    } else {                                                                                            \
+      DS_TILE_DPBSUD(c0, a_tile, I8_B0);                                                                \
+      DS_TILE_DPBSUD(c1, a_tile, I8_B1);                                                                \
+    }                                                                                                   \
   } while (0)
 
-// Group g's dots, stored at c[half][token-plane][16], into each token's accumulators.
-template <int M, int P>
+// Group g's dots, stored at c[half][token-plane][16], into each token's accumulators. Signed: the
+// dots of the signed codes, which need no −128 · Σ q start.
+template <int M, int P, bool Signed>
 inline void finish_group(const Int8Activations& a, const std::byte* panel, int64_t g, const int32_t (*c)[16][16],
                          __m512 (&acc)[M][2]) {
   const int64_t groups = a.groups;
@@ -78,11 +86,11 @@ inline void finish_group(const Int8Activations& a, const std::byte* panel, int64
     const __m512 sx = _mm512_set1_ps(a.scales[r * groups + g]);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      __m512i dot =
-          _mm512_add_epi32(_mm512_load_si512(c[h][r * P]), _mm512_set1_epi32(a.offset_sum[(r * P) * groups + g]));
+      __m512i dot = _mm512_load_si512(c[h][r * P]);
+      if constexpr (!Signed) dot = _mm512_add_epi32(dot, _mm512_set1_epi32(a.offset_sum[(r * P) * groups + g]));
       if constexpr (P == 2) {  // 256 · dot(hi) + dot(lo): exact in int32
-        const __m512i lo = _mm512_add_epi32(_mm512_load_si512(c[h][r * P + 1]),
-                                            _mm512_set1_epi32(a.offset_sum[(r * P + 1) * groups + g]));
+        __m512i lo = _mm512_load_si512(c[h][r * P + 1]);
+        if constexpr (!Signed) lo = _mm512_add_epi32(lo, _mm512_set1_epi32(a.offset_sum[(r * P + 1) * groups + g]));
         dot = _mm512_add_epi32(_mm512_slli_epi32(dot, 8), lo);
       }
       acc[r][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw[h], sx), acc[r][h]);
@@ -92,9 +100,9 @@ inline void finish_group(const Int8Activations& a, const std::byte* panel, int64
 
 // All M tokens × one 32-output panel, the whole k: two groups in flight (C0/C1 and C2/C3), a group's
 // dots finished while the next group's products run.
-template <int M, int P>
-void panel_tile(const Int8Activations& a, const std::byte* panel, float* y, int64_t ldy, int64_t rows,
-                int64_t prefetch) {
+template <int M, int P, bool Signed>
+void panel_tile(const Int8Activations& a, const std::byte* panel, const std::byte* codes, float* y, int64_t ldy,
+                int64_t rows, int64_t prefetch) {
   const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup;
   const int8_t* x = a.q;
   alignas(64) int32_t c[2][2][16][16];  // [group % 2][half][token-plane][output]
@@ -104,20 +112,20 @@ void panel_tile(const Int8Activations& a, const std::byte* panel, float* y, int6
   int64_t g = 0;
   for (; g + 1 < groups; g += 2) {
     I8_PRODUCT(I8_C0, I8_C1, I8_A0, g);
-    if (g > 0) finish_group<M, P>(a, panel, g - 1, c[1], acc);
+    if (g > 0) finish_group<M, P, Signed>(a, panel, g - 1, c[1], acc);
     DS_TILE_STORE_ROWS(I8_C0, c[0][0]);
     DS_TILE_STORE_ROWS(I8_C1, c[0][1]);
     I8_PRODUCT(I8_C2, I8_C3, I8_A1, g + 1);
-    finish_group<M, P>(a, panel, g, c[0], acc);
+    finish_group<M, P, Signed>(a, panel, g, c[0], acc);
     DS_TILE_STORE_ROWS(I8_C2, c[1][0]);
     DS_TILE_STORE_ROWS(I8_C3, c[1][1]);
   }
-  if (g > 0) finish_group<M, P>(a, panel, g - 1, c[1], acc);
+  if (g > 0) finish_group<M, P, Signed>(a, panel, g - 1, c[1], acc);
   if (g < groups) {  // an odd number of groups
     I8_PRODUCT(I8_C0, I8_C1, I8_A0, g);
     DS_TILE_STORE_ROWS(I8_C0, c[0][0]);
     DS_TILE_STORE_ROWS(I8_C1, c[0][1]);
-    finish_group<M, P>(a, panel, g, c[0], acc);
+    finish_group<M, P, Signed>(a, panel, g, c[0], acc);
   }
   const auto mask0 = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
   const auto mask1 = static_cast<__mmask16>(rows >= 32 ? 0xffff : rows <= 16 ? 0 : (1u << (rows - 16)) - 1);
@@ -138,13 +146,35 @@ void panel_tile(const Int8Activations& a, const std::byte* panel, float* y, int6
 #undef I8_B0
 #undef I8_B1
 
-using PanelTile = void (*)(const Int8Activations&, const std::byte*, float*, int64_t, int64_t, int64_t);
-template <int P, int... M>
+using PanelTile = void (*)(const Int8Activations&, const std::byte*, const std::byte*, float*, int64_t, int64_t,
+                          int64_t);
+template <int P, bool Signed, int... M>
 constexpr auto panel_tiles(std::integer_sequence<int, M...>) {
-  return std::array<PanelTile, sizeof...(M)>{panel_tile<M + 1, P>...};
+  return std::array<PanelTile, sizeof...(M)>{panel_tile<M + 1, P, Signed>...};
 }
-constexpr auto kTiles8 = panel_tiles<1>(std::make_integer_sequence<int, kMaxRows>());
-constexpr auto kTiles16 = panel_tiles<2>(std::make_integer_sequence<int, kMaxRows / 2>());
+// [token-planes / planes − 1]: of 8- and 16-bit activations, on the panel's codes or signed ones.
+constexpr auto kTiles8 = panel_tiles<1, false>(std::make_integer_sequence<int, kMaxRows>());
+constexpr auto kTiles16 = panel_tiles<2, false>(std::make_integer_sequence<int, kMaxRows / 2>());
+constexpr auto kSignedTiles8 = panel_tiles<1, true>(std::make_integer_sequence<int, kMaxRows>());
+constexpr auto kSignedTiles16 = panel_tiles<2, true>(std::make_integer_sequence<int, kMaxRows / 2>());
+
+// A panel's codes as signed bytes (u − 128), group after group (kInt8ScalesOffset bytes each), once
+// per panel and token block: the tiles' dots then need no per-token start.
+struct alignas(64) CodeLine {
+  std::byte bytes[64];
+};
+const std::byte* signed_codes(const std::byte* panel, int64_t groups, std::vector<CodeLine>& out) {
+  constexpr int64_t kLines = kInt8ScalesOffset / 64;
+  out.resize(static_cast<size_t>(groups * kLines));
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t line = 0; line < kLines; ++line)
+      _mm512_store_si512(out[static_cast<size_t>(g * kLines + line)].bytes,
+                         _mm512_xor_si512(_mm512_load_si512(panel + g * kInt8GroupBytes + 64 * line), bias));
+  // GCC's tile loads do not say they read memory: these stores must be done before them.
+  __asm__ volatile("" ::: "memory");
+  return out.front().bytes;
+}
 
 }  // namespace
 
@@ -163,34 +193,38 @@ void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, i
   DS_CHECK(w.format == WeightFormatId::int8_panels, "int8 kernel on ", w.name);
   DS_CHECK(a.planes == w.activation_planes, "activations with ", a.planes, " planes for ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = int8_panel_bytes(k);
-  const PanelTile* tiles = a.planes == 2 ? kTiles16.data() : kTiles8.data();  // [token-planes / planes − 1]
+  const PanelTile* tiles = a.planes == 2 ? kTiles16.data() : kTiles8.data();
   const int64_t tile_tokens = kMaxRows / a.planes;
   if (m <= tile_tokens) {  // one token tile: the panels stream from memory once
     const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;
     const TileScope scope(config_for(static_cast<int>(m * a.planes)));
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const int64_t first_col = p * kInt8PanelRows;
-      tiles[m - 1](a, w.data + p * panel_bytes, y + first_col, n, std::min(kInt8PanelRows, n - first_col), prefetch);
+      tiles[m - 1](a, w.data + p * panel_bytes, nullptr, y + first_col, n, std::min(kInt8PanelRows, n - first_col),
+                   prefetch);
     }
     return;
   }
   // Prefill: tokens in blocks whose activations (~k · planes bytes each) stay in L2 while the
-  // thread's panels pass, each panel read from cache by every token tile of the block.
+  // thread's panels pass, each panel's signed codes read from cache by every token tile of the block.
+  const PanelTile* signed_tiles = a.planes == 2 ? kSignedTiles16.data() : kSignedTiles8.data();
+  thread_local std::vector<CodeLine> scratch;
   const int64_t block = std::max(tile_tokens, (int64_t{1} << 20) / (k * a.planes) / tile_tokens * tile_tokens);
   for (int64_t b0 = 0; b0 < m; b0 += block) {
     const int64_t b_end = std::min(m, b0 + block), full_end = b0 + (b_end - b0) / tile_tokens * tile_tokens;
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const int64_t first_col = p * kInt8PanelRows, cols = std::min(kInt8PanelRows, n - first_col);
       const std::byte* panel = w.data + p * panel_bytes;
+      const std::byte* codes = signed_codes(panel, a.groups, scratch);
       {
         const TileScope scope(config_for(kMaxRows));
         for (int64_t t = b0; t < full_end; t += tile_tokens)
-          tiles[tile_tokens - 1](token_rows(a, t), panel, y + t * n + first_col, n, cols, 0);
+          signed_tiles[tile_tokens - 1](token_rows(a, t), panel, codes, y + t * n + first_col, n, cols, 0);
       }
       if (full_end < b_end) {  // the block's last tokens, fewer than a tile
         const int64_t left = b_end - full_end;
         const TileScope scope(config_for(static_cast<int>(left * a.planes)));
-        tiles[left - 1](token_rows(a, full_end), panel, y + full_end * n + first_col, n, cols, 0);
+        signed_tiles[left - 1](token_rows(a, full_end), panel, codes, y + full_end * n + first_col, n, cols, 0);
       }
     }
   }
