@@ -14,7 +14,7 @@ namespace ds::kernels {
 void quantize_activations_avx512(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a);
 void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin,
                         int64_t panel_end, float* y);  // AVX-512 VNNI
-// AMX-INT8 tiles for calls of 2–16 token-planes (a verify), the VNNI kernel for the others.
+// AMX-INT8 tiles for calls of 2 tokens or more (verifies, prefill), the VNNI kernel for one token.
 void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                      float* y);
 void quantize_activations_avx2(const float* x, int64_t k, int64_t r_begin, int64_t r_end, const Int8Activations& a);
