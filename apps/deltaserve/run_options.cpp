@@ -11,7 +11,7 @@ void add_run_options(CLI::App* command, RunOptions& options) {
       ->check(CLI::Range(0, 1024));
   command->add_option("--isa", options.isa,
                       "Kernels: auto (the best this CPU has), amx (AMX tiles for bf16 matmuls and bf16-cache "
-                      "attention, AMX-INT8 tiles for int8 verifies and small batches and GGUF K-quant prefill, "
+                      "attention, AMX-INT8 tiles for int8 and Q8_0 batches of 2 tokens or more and GGUF K-quant prefill, "
                       "AVX-512 for the rest), avx512, avx2 or scalar (the reference)")
       ->check(CLI::IsMember({"auto", "amx", "avx512", "avx2", "scalar"}))
       ->capture_default_str();
