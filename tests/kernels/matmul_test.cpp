@@ -328,7 +328,8 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
 }
 
 // Long rows put few tokens in a block (AMX prefill: 1 MiB of activations, 64 tokens of 8-bit and
-// 32 of 16-bit activations at k = 16,384), so 83 tokens cross blocks with a short tile at each end.
+// 32 of 16-bit activations at k = 16,384), so 83 tokens cross blocks and the last block ends in a
+// short tile.
 TEST_P(CpuMatmulInt8, BitIdenticalAcrossTokenBlocks) {
   RefBackend ref;
   const Isa isa = GetParam();

@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 // GCC's tile intrinsics are macros that paste their tile operands into the assembly text, so a tile
@@ -63,5 +64,32 @@ class TileScope {
   TileScope(const TileScope&) = delete;
   TileScope& operator=(const TileScope&) = delete;
 };
+
+// The blocking of the AMX-INT8 prefill kernels (int8 panels, K-quant panels): tokens in blocks whose
+// activations (token_bytes each) fill about 1 MiB, so they stay in L2 while the thread's panels
+// pass, and per block each panel once — prepare(p) makes its codes ready for the tiles (a scratch
+// copy), then tile(p, t0, tokens) runs the block's tiles of tile_tokens tokens under config(tile_tokens)
+// and its last, shorter tile under config(tokens). Each weight byte comes from memory once a block.
+template <class Prepare, class Config, class Tile>
+void for_each_token_tile(int64_t m, int64_t token_bytes, int64_t tile_tokens, int64_t panel_begin, int64_t panel_end,
+                         Prepare&& prepare, Config&& config, Tile&& tile) {
+  const int64_t block = std::max(tile_tokens, (int64_t{1} << 20) / token_bytes / tile_tokens * tile_tokens);
+  for (int64_t b0 = 0; b0 < m; b0 += block) {
+    const int64_t b_end = std::min(m, b0 + block), full_end = b0 + (b_end - b0) / tile_tokens * tile_tokens;
+    for (int64_t p = panel_begin; p < panel_end; ++p) {
+      prepare(p);
+      // GCC's tile loads do not say they read memory: prepare's stores must be done before them.
+      __asm__ volatile("" ::: "memory");
+      {
+        const TileScope scope(config(tile_tokens));
+        for (int64_t t = b0; t < full_end; t += tile_tokens) tile(p, t, tile_tokens);
+      }
+      if (full_end < b_end) {  // the block's last tokens, fewer than a tile
+        const TileScope scope(config(b_end - full_end));
+        tile(p, full_end, b_end - full_end);
+      }
+    }
+  }
+}
 
 }  // namespace ds::kernels

@@ -171,8 +171,6 @@ const std::byte* signed_codes(const std::byte* panel, int64_t groups, std::vecto
     for (int64_t line = 0; line < kLines; ++line)
       _mm512_store_si512(out[static_cast<size_t>(g * kLines + line)].bytes,
                          _mm512_xor_si512(_mm512_load_si512(panel + g * kInt8GroupBytes + 64 * line), bias));
-  // GCC's tile loads do not say they read memory: these stores must be done before them.
-  __asm__ volatile("" ::: "memory");
   return out.front().bytes;
 }
 
@@ -205,29 +203,19 @@ void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, i
     }
     return;
   }
-  // Prefill: tokens in blocks whose activations (~k · planes bytes each) stay in L2 while the
-  // thread's panels pass, each panel's signed codes read from cache by every token tile of the block.
+  // Prefill: each panel's signed codes read from cache by every token tile of a block.
   const PanelTile* signed_tiles = a.planes == 2 ? kSignedTiles16.data() : kSignedTiles8.data();
   thread_local std::vector<CodeLine> scratch;
-  const int64_t block = std::max(tile_tokens, (int64_t{1} << 20) / (k * a.planes) / tile_tokens * tile_tokens);
-  for (int64_t b0 = 0; b0 < m; b0 += block) {
-    const int64_t b_end = std::min(m, b0 + block), full_end = b0 + (b_end - b0) / tile_tokens * tile_tokens;
-    for (int64_t p = panel_begin; p < panel_end; ++p) {
-      const int64_t first_col = p * kInt8PanelRows, cols = std::min(kInt8PanelRows, n - first_col);
-      const std::byte* panel = w.data + p * panel_bytes;
-      const std::byte* codes = signed_codes(panel, a.groups, scratch);
-      {
-        const TileScope scope(config_for(kMaxRows));
-        for (int64_t t = b0; t < full_end; t += tile_tokens)
-          signed_tiles[tile_tokens - 1](token_rows(a, t), panel, codes, y + t * n + first_col, n, cols, 0);
-      }
-      if (full_end < b_end) {  // the block's last tokens, fewer than a tile
-        const int64_t left = b_end - full_end;
-        const TileScope scope(config_for(static_cast<int>(left * a.planes)));
-        signed_tiles[left - 1](token_rows(a, full_end), panel, codes, y + full_end * n + first_col, n, cols, 0);
-      }
-    }
-  }
+  const std::byte* codes = nullptr;
+  for_each_token_tile(
+      m, k * a.planes, tile_tokens, panel_begin, panel_end,
+      [&](int64_t p) { codes = signed_codes(w.data + p * panel_bytes, a.groups, scratch); },
+      [&](int64_t tokens) { return config_for(static_cast<int>(tokens * a.planes)); },
+      [&](int64_t p, int64_t t0, int64_t tokens) {
+        const int64_t first_col = p * kInt8PanelRows;
+        signed_tiles[tokens - 1](token_rows(a, t0), w.data + p * panel_bytes, codes, y + t0 * n + first_col, n,
+                                 std::min(kInt8PanelRows, n - first_col), 0);
+      });
 }
 
 }  // namespace ds::kernels

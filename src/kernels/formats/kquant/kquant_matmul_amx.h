@@ -195,29 +195,14 @@ void matmul_kquant_amx(const std::byte* activations, int64_t m, const TensorView
   const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
   static constexpr auto tiles = token_tiles<P>(std::make_integer_sequence<int, kAmxTileRows>());
   thread_local Scratch<P> scratch;
-  // Tokens in blocks whose codes (~k bytes each) stay in L2 beside a panel's unpacked codes while
-  // the thread's panels pass: each weight byte comes from memory once per block.
-  const int64_t block = std::max<int64_t>(kAmxTileRows, (1 << 20) / k / kAmxTileRows * kAmxTileRows);
-  const int64_t full_end = m / kAmxTileRows * kAmxTileRows;
-  for (int64_t b0 = 0; b0 < m; b0 += block) {
-    const int64_t b_end = std::min(m, b0 + block), tiles_end = std::min(b_end, full_end);
-    for (int64_t p = panel_begin; p < panel_end; ++p) {
-      unpack_panel<P>(w.data + p * panel_bytes, superblocks, scratch);
-      // GCC's tile loads do not say they read memory: the scratch's stores must be done before them.
-      __asm__ volatile("" ::: "memory");
-      const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
-      {
-        const TileScope scope(config_for<P::kHalves>(kAmxTileRows));
-        for (int64_t t = b0; t < tiles_end; t += kAmxTileRows)
-          tiles[kAmxTileRows - 1](a, t, scratch, y + t * n + first_row, n, rows);
-      }
-      if (tiles_end < b_end) {  // the batch's last tokens, fewer than a tile
-        const int left = static_cast<int>(b_end - tiles_end);
-        const TileScope scope(config_for<P::kHalves>(left));
-        tiles[left - 1](a, tiles_end, scratch, y + tiles_end * n + first_row, n, rows);
-      }
-    }
-  }
+  for_each_token_tile(
+      m, k, kAmxTileRows, panel_begin, panel_end,
+      [&](int64_t p) { unpack_panel<P>(w.data + p * panel_bytes, superblocks, scratch); },
+      [](int64_t tokens) { return config_for<P::kHalves>(static_cast<int>(tokens)); },
+      [&](int64_t p, int64_t t0, int64_t tokens) {
+        const int64_t first_row = p * kKquantPanelRows;
+        tiles[tokens - 1](a, t0, scratch, y + t0 * n + first_row, n, std::min(kKquantPanelRows, n - first_row));
+      });
 }
 
 }  // namespace ds::kernels
