@@ -8,8 +8,9 @@ namespace ds {
 
 // How far ahead a K-quant decode prefetches its panels, and where to.
 struct KquantPrefetch {
-  int64_t bytes = 0;     // 0: none
-  bool into_l2 = false;  // prefetcht1 (else prefetcht0, into L1)
+  int64_t bytes = 0;       // 0: none
+  bool into_l2 = false;    // prefetcht1 (else prefetcht0, into L1)
+  bool per_group = false;  // a superblock's lines an eighth before each of its groups (else all before its first)
 };
 
 struct CpuTuning {
@@ -31,9 +32,13 @@ struct CpuTuning {
   // 10–13, 20–42; the VM's bandwidth swings, hence ranges); Zen 3 (family 25 without AVX-512; the
   // AVX2 kernel), 2B Q4_K_M decode as a share of the floor, three rounds: none 46–55%, 3 KiB into L1
   // 65–70%, 16 KiB into L2 64–65%, 48 KiB into L2 55–67%. The AMX Xeon (Intel), 2B Q4_K_M decode on
-  // the current layout: 2,304 bytes into L1 74–77% of the floor (three runs), 1,152 74%, 1,728 75%,
-  // 3,456 70%, 6 KiB 65%, none 59%, 4.5 KiB into L2 69% — so Intel takes 2,304, as for its int8 and
-  // bf16 decode. Every other CPU takes Zen 5's until measured (docs/benchmarks.md).
+  // the current layout, all of a superblock's prefetches issued together: 2,304 bytes into L1 74–77%
+  // of the floor (three runs), 1,152 74%, 1,728 75%, 3,456 70%, 6 KiB 65%, none 59%, 4.5 KiB into L2
+  // 69%. Issued an eighth of a superblock before each group and 9–27 KiB ahead into L2, the same
+  // decode read 89–93% in one hour (18 KiB: 89.6–92.3%, four runs; 9–27 KiB issued together 83–86%)
+  // and 72–80% in a later, slower one against 68% for the 2,304 bytes into L1 — so Intel takes 18 KiB
+  // into L2, per group. The AMD choices were measured issued together and keep that. Every other CPU
+  // takes Zen 5's until measured (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {6144, false};
 };
 

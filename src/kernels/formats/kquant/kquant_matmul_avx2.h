@@ -21,6 +21,7 @@
 #include "io/tensor_view.h"
 #include "kernels/cpu/cpu_tuning.h"
 #include "kernels/formats/kquant/kquant_activations.h"
+#include "kernels/formats/kquant/kquant_prefetch.h"
 #include "kernels/formats/kquant/kquant_type.h"
 #include "util/check.h"
 
@@ -53,16 +54,6 @@ inline void kquant_quads_avx2(const int8_t* xg, int v, __m256i& x_lo, __m256i& x
 template <class P>
 inline constexpr int64_t kKquantStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
 
-// Superblock b's share of the panels' stream, prefetch.bytes ahead of it (as the AVX-512 driver does).
-template <class P>
-inline void kquant_prefetch_avx2(const std::byte* panel, int64_t b, KquantPrefetch prefetch) {
-  const std::byte* ahead = panel + b * kKquantStride<P> + prefetch.bytes;
-  for (int64_t line = 0; line < kKquantStride<P>; line += 64) {
-    if (prefetch.into_l2) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
-    else _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
-  }
-}
-
 template <class P>
 void kquant_token_avx2(const KquantActivations& a, int64_t r, const std::byte* panel, int64_t superblocks, float* y,
                        int64_t rows, KquantPrefetch prefetch) {
@@ -72,12 +63,12 @@ void kquant_token_avx2(const KquantActivations& a, int64_t r, const std::byte* p
   for (int64_t b = 0; b < superblocks; ++b) {
     const std::byte* codes = panel + b * kKquantStride<P>;
     const std::byte* side = codes + P::kCodeBytes;
-    if (prefetch.bytes > 0) kquant_prefetch_avx2<P>(panel, b, prefetch);
     typename P::Scales scales[2];
     P::load_scales(side, 0, scales[0]);
     P::load_scales(side, 1, scales[1]);
     for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
       const int64_t g = b * kGroupsPerSuperblock + j;
+      kquant_prefetch_ahead<kKquantStride<P>>(codes, j, prefetch);
       const int32_t* neg_half_sums = a.neg_half_sums + (r * groups + g) * 2;
       const int8_t* xg = x + g * kKquantGroup;
       for (int h = 0; h < 2; ++h) {
@@ -113,11 +104,11 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < superblocks; ++b) {
       const std::byte* codes = panel + b * kKquantStride<P>;
-      if (h == 0 && prefetch.bytes > 0) kquant_prefetch_avx2<P>(panel, b, prefetch);
       typename P::Scales scales;
       P::load_scales(codes + P::kCodeBytes, h, scales);
       for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
         const int64_t g = b * kGroupsPerSuperblock + j;
+        if (h == 0) kquant_prefetch_ahead<kKquantStride<P>>(codes, j, prefetch);
         __m256i lo[T], hi[T];
         for (int t = 0; t < T; ++t) {
           const int32_t* neg_half_sums = a.neg_half_sums + ((r0 + t) * groups + g) * 2;

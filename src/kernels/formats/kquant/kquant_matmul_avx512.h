@@ -30,6 +30,7 @@
 #include "io/tensor_view.h"
 #include "kernels/cpu/cpu_tuning.h"
 #include "kernels/formats/kquant/kquant_activations.h"
+#include "kernels/formats/kquant/kquant_prefetch.h"
 #include "kernels/formats/kquant/kquant_type.h"
 #include "util/check.h"
 
@@ -50,17 +51,11 @@ void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel,
   for (int64_t b = 0; b < superblocks; ++b) {
     const std::byte* codes = panel + b * kStride;
     const std::byte* side = codes + P::kCodeBytes;
-    if (prefetch.bytes > 0) {  // the panels are one stream: a superblock's bytes per superblock, ahead
-      const std::byte* ahead = codes + prefetch.bytes;
-      if (prefetch.into_l2)
-        for (int64_t line = 0; line < kStride; line += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T1);
-      else
-        for (int64_t line = 0; line < kStride; line += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + line), _MM_HINT_T0);
-    }
     typename P::Scales scales;
     P::load_scales(side, scales);
     for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
       const int64_t g = b * kGroupsPerSuperblock + j;
+      kquant_prefetch_ahead<kStride>(codes, j, prefetch);
       __m512i lo[R], hi[R] = {};  // hi: unused without kHalves
       for (int r = 0; r < R; ++r) {
         const int32_t* neg_half_sums = a.neg_half_sums + ((r0 + r) * groups + g) * 2;
