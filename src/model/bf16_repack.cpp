@@ -8,7 +8,7 @@
 namespace ds {
 
 std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, const Backend& backend, bool round_input_bf16,
-                                                 int threads, uint64_t* released) {
+                                                 int threads, SourceRelease& release) {
   std::vector<PackedWeight> plan;
   for (TensorView* view : packed_matmul_weights(weights)) {
     if (const auto kernel_format = kernel_format_of_blocks(view->format)) {  // GGUF blocks, losslessly
@@ -19,9 +19,8 @@ std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, const B
     const WeightFormatId format = backend.preferred_format(*view, round_input_bf16);
     if (format != view->format) plan.push_back(PackedWeight{view, format});
   }
-  *released = 0;
   if (plan.empty()) return nullptr;
-  return pack_weights("repacking weights into panels", plan, threads, released);
+  return pack_weights("repacking weights into panels", plan, threads, release);
 }
 
 }  // namespace ds

@@ -20,9 +20,9 @@ namespace ds {
 // AVX2, FP8 panels for block-FP8 weights in fast mode on AVX2 and up) by
 // a packed view into the returned arena (null when none), and each weight in a GGUF block type by
 // its kernels' panels made from its blocks losslessly (kernel_format_of_blocks: Q8_0 → int8 panels,
-// activation widths as quantize.h; Q4_K / Q5_K / Q6_K / IQ4_XS → their panels); sets *released to
-// the bytes of mapped source pages released.
+// activation widths as quantize.h; Q4_K / Q5_K / Q6_K / IQ4_XS → their panels), giving back each
+// source as `release` says.
 std::unique_ptr<WeightArena> repack_weights_bf16(Qwen35Weights& weights, const Backend& backend, bool round_input_bf16,
-                                                 int threads, uint64_t* released);
+                                                 int threads, SourceRelease& release);
 
 }  // namespace ds

@@ -93,33 +93,44 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
   log_block_fp8(loaded.config, bound);
   loaded.weights = choice;
   for (const TensorView* w : matmul_weights(bound)) loaded.matmul_file_bytes += w->nbytes;
-  uint64_t released = 0;
+  // Each packed weight's source is given back at once: its mapped pages, and a converted tensor's
+  // memory (a GGUF's reordered value heads) as soon as no bound view reads it any more.
+  uint64_t converted_freed = 0;
+  const auto bytes_in_use = [&] {
+    std::set<const std::byte*> in_use;
+    for (const TensorView* view : text_views(bound)) in_use.insert(view->data);
+    return in_use;
+  };
+  SourceRelease release;
+  release.release = [&](const TensorView& source) -> uint64_t {
+    if (!source.owned) return release_source_pages(source);
+    const uint64_t freed = loaded.checkpoint->release_converted(bytes_in_use());
+    converted_freed += freed;
+    return freed;
+  };
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (choice == WeightsChoice::int8) {
-    loaded.repacked = quantize_weights_int8(bound, threads, &released);
+    loaded.repacked = quantize_weights_int8(bound, threads, release);
     log::info("weights: quantised to int8 (a scale per ", kInt8ScaleGroup, " inputs) in ", seconds(), " s: ",
-              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
+              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(release.released - converted_freed), " of mapped source pages released");
   } else if (choice == WeightsChoice::q4_k) {
     DS_ASSIGN_OR_RETURN(loaded.repacked,
                         quantize_weights_q4_k(bound, backend, Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast,
-                                              threads, &released));
+                                              threads, release));
     log::info("weights: quantised to Q4_K (the head to Q6_K; DeltaNet in_proj_a/b as stored) in ", seconds(), " s: ",
-              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(released), " of mapped source pages released");
+              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(release.released - converted_freed), " of mapped source pages released");
   } else if (choice == WeightsChoice::native) {
     const bool fast = Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast;
-    loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, &released);
+    loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, release);
     if (loaded.repacked)
       log::info("weights: matmul weights repacked into panels (bf16 panels; block FP8 into FP8 panels and GGUF blocks into their kernels' panels, losslessly) in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
-                " in memory (2 MiB pages), ", human_bytes(released), " of mapped source pages released (--weights mapped: read in place)");
+                " in memory (2 MiB pages), ", human_bytes(release.released - converted_freed), " of mapped source pages released (--weights mapped: read in place)");
   }
   for (const TensorView* w : matmul_weights(bound)) loaded.matmul_bytes += w->nbytes;
-  if (loaded.repacked) {  // converted values (a GGUF's reordered value heads) the packed copies replaced
-    std::set<const std::byte*> in_use;
-    for (const TensorView* view : text_views(bound)) in_use.insert(view->data);
-    if (const uint64_t freed = loaded.checkpoint->release_converted(in_use))
-      log::info("weights: ", human_bytes(freed), " of values converted at load freed (their packed copies replace them)");
-  }
+  if (loaded.repacked) converted_freed += loaded.checkpoint->release_converted(bytes_in_use());  // any left unread
+  if (converted_freed > 0)
+    log::info("weights: ", human_bytes(converted_freed), " of values converted at load freed, each as soon as its packed copy replaced it");
   for (TensorView* view : packed_matmul_weights(bound))
     if (view->format == WeightFormatId::fp8_blocks) {
       log::warn("weights: block-FP8 matmuls run the scalar reference here (the FP8 kernels need AVX2 or AVX-512, "

@@ -39,7 +39,7 @@ int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w
   return sixteen_bit_inputs(weights).count(w.name) ? 2 : 1;
 }
 
-std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released) {
+std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, SourceRelease& release) {
   const std::unordered_set<std::string> wide = sixteen_bit_inputs(weights);
   std::vector<PackedWeight> plan;
   for (TensorView* view : packed_matmul_weights(weights)) {
@@ -52,11 +52,11 @@ std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int t
     }
     plan.push_back(PackedWeight{view, kernel_format.value_or(WeightFormatId::int8_panels), wide.count(view->name) ? 2 : 1});
   }
-  return pack_weights("quantising weights to int8", plan, threads, released);
+  return pack_weights("quantising weights to int8", plan, threads, release);
 }
 
 Result<std::unique_ptr<WeightArena>> quantize_weights_q4_k(Qwen35Weights& weights, const Backend& backend,
-                                                           bool round_input_bf16, int threads, uint64_t* released) {
+                                                           bool round_input_bf16, int threads, SourceRelease& release) {
   std::unordered_set<std::string> as_stored;
   for (const DecoderLayerWeights& layer : weights.layers)
     if (layer.type == LayerType::linear_attention)
@@ -78,7 +78,7 @@ Result<std::unique_ptr<WeightArena>> quantize_weights_q4_k(Qwen35Weights& weight
     const bool head = view == &weights.lm_head;
     plan.push_back(PackedWeight{view, head ? WeightFormatId::q6_k_panels : WeightFormatId::q4_k_panels});
   }
-  return pack_weights("quantising weights to Q4_K", plan, threads, released);
+  return pack_weights("quantising weights to Q4_K", plan, threads, release);
 }
 
 }  // namespace ds

@@ -22,11 +22,11 @@ namespace ds {
 // by name: 2 for the weights listed in quantize.cpp, 1 for the rest.
 int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w);
 
-// Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages); sets
-// *released to the bytes of mapped source pages released.
+// Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages), giving
+// back each source as `release` says.
 // Q8_0 weights of a GGUF file are not requantised: their blocks become int8 panels losslessly
 // (kernels/formats/q8_0/).
-std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, uint64_t* released);
+std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, SourceRelease& release);
 
 // 4-bit weights (`--weights q4_k`): every matmul weight stored in a float format is quantised at load
 // to Q4_K (kernels/formats/q4_k/: 4.5 bits per weight, scales and minimums per 32 inputs), the head
@@ -37,6 +37,6 @@ std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int t
 // keep it. The kernels quantise activations to int8 per 32 inputs (kquant_activations.h). An error if
 // a weight to quantise has rows that are not a multiple of 256 values (every real Qwen3.5 shape is).
 Result<std::unique_ptr<WeightArena>> quantize_weights_q4_k(Qwen35Weights& weights, const Backend& backend,
-                                                           bool round_input_bf16, int threads, uint64_t* released);
+                                                           bool round_input_bf16, int threads, SourceRelease& release);
 
 }  // namespace ds

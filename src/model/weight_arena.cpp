@@ -35,7 +35,7 @@ uint64_t release_source_pages(const TensorView& view) {
 std::unique_ptr<WeightArena> repack_into_arena(const std::string& label, std::span<TensorView* const> views,
                                                const std::function<uint64_t(const TensorView&)>& packed_bytes,
                                                const std::function<TensorView(const TensorView&, std::byte*)>& pack,
-                                               uint64_t* released) {
+                                               SourceRelease& release) {
   uint64_t total = 0, source_bytes = 0;
   for (const TensorView* view : views) {
     total += packed_bytes(*view);
@@ -44,13 +44,12 @@ std::unique_ptr<WeightArena> repack_into_arena(const std::string& label, std::sp
   auto arena = std::make_unique<WeightArena>(total);
   Progress progress(label, source_bytes, true);
   uint64_t offset = 0;
-  *released = 0;
   for (TensorView* view : views) {
     const TensorView source = *view;
     const uint64_t bytes = packed_bytes(source);
     *view = pack(source, arena->data() + offset);
     offset += bytes;
-    *released += release_source_pages(source);
+    release.released += release.release(source);
     progress.advance(source.nbytes);
   }
   return arena;

@@ -37,13 +37,23 @@ class WeightArena {
 // are left alone: nothing would fault them back.
 uint64_t release_source_pages(const TensorView& view);
 
+// What repacking does with a weight's source as soon as its packed copy has replaced it, and what that
+// gave back. By default its mapped pages are released; a loader whose checkpoint converted values
+// into memory (TensorView::owned) frees those too once no view reads them, so that the resident set
+// never holds a converted tensor beside its packed copy (a 27B GGUF's value-head-reordered
+// projections are 2.4 GiB).
+struct SourceRelease {
+  std::function<uint64_t(const TensorView& source)> release = release_source_pages;  // bytes given back
+  uint64_t released = 0;  // bytes given back so far
+};
+
 // Repacks `views` into one new arena, in order: packed_bytes(view) bytes each (multiples of 64, so
 // every copy starts 64-byte aligned), pack(source, destination) fills them and returns the new view,
-// which replaces *view; each source's mapped pages are then released (*released: their bytes).
-// Progress over the source bytes goes to stderr under `label` (a 2B checkpoint takes 4–14 s).
+// which replaces *view; then `release` gives back the source. Progress over the source bytes goes
+// to stderr under `label` (a 2B checkpoint takes 4–14 s).
 std::unique_ptr<WeightArena> repack_into_arena(const std::string& label, std::span<TensorView* const> views,
                                                const std::function<uint64_t(const TensorView&)>& packed_bytes,
                                                const std::function<TensorView(const TensorView&, std::byte*)>& pack,
-                                               uint64_t* released);
+                                               SourceRelease& release);
 
 }  // namespace ds

@@ -22,7 +22,7 @@ std::optional<WeightFormatId> kernel_format_of_blocks(WeightFormatId format) {
 }
 
 std::unique_ptr<WeightArena> pack_weights(const std::string& label, std::span<const PackedWeight> plan, int threads,
-                                          uint64_t* released) {
+                                          SourceRelease& release) {
   std::vector<TensorView*> views;
   std::unordered_map<std::string, const PackedWeight*> by_name;  // repack_into_arena hands copies of the views
   for (const PackedWeight& weight : plan) {
@@ -48,7 +48,7 @@ std::unique_ptr<WeightArena> pack_weights(const std::string& label, std::span<co
         view.activation_planes = weight.activation_planes;
         return view;
       },
-      released);
+      release);
 }
 
 }  // namespace ds

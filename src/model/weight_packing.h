@@ -24,9 +24,9 @@ struct PackedWeight {
 // at load: Q8_0 → int8 panels, Q4_K → Q4_K panels, ...), or nullopt for any other format.
 std::optional<WeightFormatId> kernel_format_of_blocks(WeightFormatId format);
 
-// Packs every weight of `plan` into one new arena (progress on stderr under `label`); sets
-// *released to the bytes of mapped source pages released.
+// Packs every weight of `plan` into one new arena (progress on stderr under `label`), giving back
+// each source as `release` says once its packed copy replaced it.
 std::unique_ptr<WeightArena> pack_weights(const std::string& label, std::span<const PackedWeight> plan, int threads,
-                                          uint64_t* released);
+                                          SourceRelease& release);
 
 }  // namespace ds

@@ -47,12 +47,12 @@ Result<std::unique_ptr<VisionModel>> load_vision_model(Checkpoint& checkpoint, c
 
 void pack_vision_model(VisionModel& model, const Backend& backend, bool round_input_bf16, int threads) {
   const auto start = std::chrono::steady_clock::now();
-  uint64_t released = 0;
-  model.packed = pack_vision_weights(model.weights, backend, round_input_bf16, threads, &released);
+  SourceRelease release;
+  model.packed = pack_vision_weights(model.weights, backend, round_input_bf16, threads, release);
   if (!model.packed) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log::info("vision: matmul weights packed into panels in ", seconds, " s: ", human_bytes(model.packed->bytes()),
-            " in memory, ", human_bytes(released), " of mapped source pages released");
+            " in memory, ", human_bytes(release.released), " of mapped source pages released");
 }
 
 }  // namespace ds

@@ -14,15 +14,14 @@ std::vector<TensorView*> vision_matmul_weights(VisionWeights& weights) {
 }
 
 std::unique_ptr<WeightArena> pack_vision_weights(VisionWeights& weights, const Backend& backend, bool round_input_bf16,
-                                                 int threads, uint64_t* released) {
+                                                 int threads, SourceRelease& release) {
   std::vector<PackedWeight> plan;
   for (TensorView* view : vision_matmul_weights(weights)) {
     const WeightFormatId format = backend.preferred_format(*view, round_input_bf16);
     if (format != view->format) plan.push_back(PackedWeight{view, format});
   }
-  *released = 0;
   if (plan.empty()) return nullptr;
-  return pack_weights("packing the vision tower's weights", plan, threads, released);
+  return pack_weights("packing the vision tower's weights", plan, threads, release);
 }
 
 }  // namespace ds

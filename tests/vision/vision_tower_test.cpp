@@ -129,8 +129,8 @@ TEST_F(VisionTowerFixture, CpuBackendInF32MatchesHfWithin1e5) {
 TEST_F(VisionTowerFixture, FastModeOnPackedWeightsMatchesTheReference) {
   CpuBackend cpu(detect_isa(), 2);
   VisionWeights packed_weights = weights_;
-  uint64_t released = 0;
-  const std::unique_ptr<WeightArena> arena = pack_vision_weights(packed_weights, cpu, true, 2, &released);
+  SourceRelease release;
+  const std::unique_ptr<WeightArena> arena = pack_vision_weights(packed_weights, cpu, true, 2, release);
   if (has_avx512(cpu.isa())) {
     ASSERT_NE(arena, nullptr);
     for (TensorView* w : vision_matmul_weights(packed_weights)) EXPECT_EQ(w->format, WeightFormatId::bf16_panels) << w->name;
