@@ -2,7 +2,6 @@
 #include "model/model_loader.h"
 
 #include <chrono>
-#include <set>
 #include <filesystem>
 #include <set>
 
@@ -15,6 +14,7 @@
 #include "model/quantize.h"
 #include "util/human.h"
 #include "util/log.h"
+#include "util/process_memory.h"
 #include "util/str_cat.h"
 
 namespace ds {
@@ -108,24 +108,31 @@ Result<LoadedModel> load_model(const std::string& dir, Backend& backend, Compute
     converted_freed += freed;
     return freed;
   };
+  const auto arena_note = [&] {
+    return str_cat(human_bytes(loaded.repacked->bytes()), " in memory (", human_bytes(loaded.repacked->huge_page_bytes()),
+                   " of it in 2 MiB pages)");
+  };
+  const auto source_note = [&] {
+    return str_cat(human_bytes(release.released - converted_freed), " of mapped source pages released");
+  };
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   if (choice == WeightsChoice::int8) {
     loaded.repacked = quantize_weights_int8(bound, threads, release);
-    log::info("weights: quantised to int8 (a scale per ", kInt8ScaleGroup, " inputs) in ", seconds(), " s: ",
-              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(release.released - converted_freed), " of mapped source pages released");
+    log::info("weights: quantised to int8 (a scale per ", kInt8ScaleGroup, " inputs) in ", seconds(), " s: ", arena_note(), ", ",
+              source_note());
   } else if (choice == WeightsChoice::q4_k) {
     DS_ASSIGN_OR_RETURN(loaded.repacked,
                         quantize_weights_q4_k(bound, backend, Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast,
                                               threads, release));
     log::info("weights: quantised to Q4_K (the head to Q6_K; DeltaNet in_proj_a/b as stored) in ", seconds(), " s: ",
-              human_bytes(loaded.repacked->bytes()), " in memory, ", human_bytes(release.released - converted_freed), " of mapped source pages released");
+              arena_note(), ", ", source_note());
   } else if (choice == WeightsChoice::native) {
     const bool fast = Qwen35Model::effective_mode(mode, bound) == ComputeMode::fast;
     loaded.repacked = repack_weights_bf16(bound, backend, fast, threads, release);
     if (loaded.repacked)
-      log::info("weights: matmul weights repacked into panels (bf16 panels; block FP8 into FP8 panels and GGUF blocks into their kernels' panels, losslessly) in ", seconds(), " s: ", human_bytes(loaded.repacked->bytes()),
-                " in memory (2 MiB pages), ", human_bytes(release.released - converted_freed), " of mapped source pages released (--weights mapped: read in place)");
+      log::info("weights: matmul weights repacked into panels (bf16 panels; block FP8 into FP8 panels and GGUF blocks into their kernels' panels, losslessly) in ", seconds(), " s: ",
+                arena_note(), ", ", source_note(), " (--weights mapped: read in place)");
   }
   for (const TensorView* w : matmul_weights(bound)) loaded.matmul_bytes += w->nbytes;
   if (loaded.repacked) converted_freed += loaded.checkpoint->release_converted(bytes_in_use());  // any left unread

@@ -8,6 +8,7 @@
 
 #include "util/check.h"
 #include "util/human.h"
+#include "util/process_memory.h"
 #include "util/progress.h"
 
 namespace ds {
@@ -21,6 +22,8 @@ WeightArena::WeightArena(uint64_t bytes) : bytes_(bytes) {
   DS_CHECK(memory_ != nullptr, "out of memory for ", human_bytes(bytes), " of repacked weights");
   madvise(memory_.get(), reserved, MADV_HUGEPAGE);  // advice only: 4 KiB pages still work
 }
+
+uint64_t WeightArena::huge_page_bytes() const { return ds::huge_page_bytes(memory_.get(), bytes_); }
 
 uint64_t release_source_pages(const TensorView& view) {
   if (view.owned) return 0;  // not re-readable from a file (e.g. the tied embedding table still reads it)

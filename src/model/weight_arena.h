@@ -22,6 +22,7 @@ class WeightArena {
   explicit WeightArena(uint64_t bytes);
   std::byte* data() { return memory_.get(); }
   uint64_t bytes() const { return bytes_; }  // as asked (the weights' packed bytes)
+  uint64_t huge_page_bytes() const;            // how much of it the kernel backs with 2 MiB pages
 
  private:
   struct Free {
