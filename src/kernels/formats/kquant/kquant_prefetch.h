@@ -15,9 +15,9 @@ namespace ds::kernels {
 
 // Called before group j of the superblock at `codes` (kStride bytes a superblock): prefetches the
 // lines prefetch.bytes ahead that belong to it — the j-th eighth of the superblock's lines when the
-// prefetch is spread over its groups, else all of them before group 0. Always inlined: GCC 12
-// counts a prefetch as free of side effects, judged an out-of-line copy of this function const, and
-// deleted its every call (no prefetch was left in the kernels' objects).
+// prefetch is spread over its groups, else all of them before group 0. Always inlined: written as
+// an ordinary inline function it left no prefetch in the kernels' objects under GCC 12 (a function of
+// nothing but prefetches seems to count as free of side effects, so its calls were dropped).
 template <int64_t kStride>
 [[gnu::always_inline]] inline void kquant_prefetch_ahead(const std::byte* codes, int64_t j, KquantPrefetch prefetch) {
   static_assert(kStride % 64 == 0, "superblocks are whole cache lines");
