@@ -8,14 +8,13 @@
 namespace ds {
 namespace {
 
-uint64_t kilobytes_field(const char* file, const std::string& field) {  // field: "VmRSS:"
-  std::ifstream status(file);
+uint64_t status_kilobytes_field(const std::string& field) {  // field: "VmRSS:"
+  std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line))
     if (line.rfind(field, 0) == 0) return std::stoull(line.substr(field.size())) * 1024;
   return 0;
 }
-uint64_t status_kilobytes_field(const std::string& field) { return kilobytes_field("/proc/self/status", field); }
 
 }  // namespace
 

@@ -174,8 +174,6 @@ const std::byte* signed_codes(const std::byte* panel, int64_t groups, std::vecto
   return out.front().bytes;
 }
 
-}  // namespace
-
 // Tokens [t0, t0 + count) of `a` as activations of their own (count · planes ≤ 16 token-planes).
 Int8Activations token_rows(const Int8Activations& a, int64_t t0) {
   Int8Activations rows = a;
@@ -184,6 +182,8 @@ Int8Activations token_rows(const Int8Activations& a, int64_t t0) {
   rows.offset_sum += t0 * a.planes * a.groups;
   return rows;
 }
+
+}  // namespace
 
 void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, int64_t panel_begin, int64_t panel_end,
                      float* y) {
