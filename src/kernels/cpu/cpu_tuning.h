@@ -36,7 +36,7 @@ struct CpuTuning {
   // of the floor (three runs), 1,152 74%, 1,728 75%, 3,456 70%, 6 KiB 65%, none 59%, 4.5 KiB into L2
   // 69%. Issued an eighth of a superblock before each group and 9–27 KiB ahead into L2, the same
   // decode read 89–93% in one hour (18 KiB: 89.6–92.3%, four runs; 9–27 KiB issued together 83–86%)
-  // and 72–80% in a later, slower one against 68% for the 2,304 bytes into L1 — so Intel takes 18 KiB
+  // and 72–80% in a later, slower one against 68–73% for the 2,304 bytes into L1 — so Intel takes 18 KiB
   // into L2, per group. The AMD choices were measured issued together and keep that. Every other CPU
   // takes Zen 5's until measured (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {6144, false};
