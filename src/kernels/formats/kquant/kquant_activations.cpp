@@ -5,9 +5,13 @@
 
 namespace ds {
 
+namespace {
+int64_t tiled_rows(int64_t m) { return (m + kKquantTokenTile - 1) / kKquantTokenTile * kKquantTokenTile; }
+}  // namespace
+
 uint64_t kquant_activation_bytes(int64_t m, int64_t k) {
   const int64_t groups = int8_groups(k);
-  return int8_activation_bytes(m, k, 1) + static_cast<uint64_t>(m * groups * (2 * 4 + 4));
+  return int8_activation_bytes(m, k, 1) + static_cast<uint64_t>(m * groups * (2 * 4 + 4) + tiled_rows(m) * groups * 2 * 4);
 }
 
 KquantActivations kquant_activations_in(const std::byte* buffer, int64_t m, int64_t k) {
@@ -17,7 +21,9 @@ KquantActivations kquant_activations_in(const std::byte* buffer, int64_t m, int6
   const uint64_t int8_bytes = int8_activation_bytes(m, k, 1);
   const auto* neg_half_sums = reinterpret_cast<const int32_t*>(bytes + int8_bytes);
   const auto* scaled_sums = reinterpret_cast<const float*>(bytes + int8_bytes + 8 * m * groups);
-  return KquantActivations{int8_activations_in(bytes, m, k, 1), scaled_sums, neg_half_sums};
+  const float* tile_scales = scaled_sums + m * groups;
+  const float* tile_scaled_sums = tile_scales + tiled_rows(m) * groups;
+  return KquantActivations{int8_activations_in(bytes, m, k, 1), scaled_sums, neg_half_sums, tile_scales, tile_scaled_sums};
 }
 
 namespace {
@@ -32,6 +38,8 @@ void prepare(const float* x, int64_t m, int64_t k, const ActivationOptions&, int
   const int64_t groups = a.codes.groups;
   auto* neg_half_sums = const_cast<int32_t*>(a.neg_half_sums);
   auto* scaled_sums = const_cast<float*>(a.scaled_sums);
+  auto* tile_scales = const_cast<float*>(a.tile_scales);
+  auto* tile_scaled_sums = const_cast<float*>(a.tile_scaled_sums);
   for (int64_t r = r_begin; r < r_end; ++r)
     for (int64_t g = 0; g < groups; ++g) {
       const int8_t* q = a.codes.q + r * groups * kKquantGroup + g * kKquantGroup;
@@ -43,6 +51,9 @@ void prepare(const float* x, int64_t m, int64_t k, const ActivationOptions&, int
       neg_half_sums[(r * groups + g) * 2] = -lo;
       neg_half_sums[(r * groups + g) * 2 + 1] = -hi;
       scaled_sums[r * groups + g] = a.codes.scales[r * groups + g] * static_cast<float>(lo + hi);
+      const int64_t tiled = (r / kKquantTokenTile * groups + g) * kKquantTokenTile + r % kKquantTokenTile;
+      tile_scales[tiled] = a.codes.scales[r * groups + g];
+      tile_scaled_sums[tiled] = scaled_sums[r * groups + g];
     }
 }
 

@@ -19,9 +19,11 @@
 // a group's products run while the previous group's rows are finished.
 //
 // That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
-// operations per tile product) is what bounds this kernel, not the tiles: on the AMX Xeon, Q4_K
-// 1.5× the VNNI kernel and Q6_K 1.3× (docs/benchmarks.md). Its 16 accumulators must stay in
-// registers: the loops over tokens are unrolled, and tile stores name the bytes they write.
+// operations per tile product) bounds this kernel more than the tiles do: on the AMX Xeon, Q4_K
+// 1.6× the VNNI kernel, Q6_K 1.55× (docs/benchmarks.md); a driver without the finish ran Q4_K's
+// tiles and stores 1.8× as fast. Its 16 accumulators must stay in registers — the loops over tokens
+// are unrolled, tile stores name the bytes they write — and so must its pointers: the tokens' scales
+// come from the activations' tile-ordered copy, one pointer a group.
 #pragma once
 
 #include <immintrin.h>
@@ -40,6 +42,7 @@ namespace ds::kernels {
 // Below this many tokens the VNNI kernel runs (decode and small batches: each weight byte is used
 // by few tokens, and the VNNI kernel streams the panels with this CPU's prefetch).
 inline constexpr int64_t kKquantAmxMinTokens = 16;
+static_assert(kKquantTokenTile == kAmxTileRows, "the activations' tiles are the kernel's token tiles");
 
 namespace kquant_amx {
 
@@ -100,18 +103,21 @@ void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s) {
   }
 }
 
-// Group g's finish for the R tokens of a tile whose dots were stored at c[half][token][16].
+// Group g's finish for the R tokens of a tile (from t0, a multiple of kKquantTokenTile) whose dots
+// were stored at c[half][token][16].
 template <class P, int R>
 inline void finish_group(const KquantActivations& a, int64_t t0, int64_t g, const typename P::Scales& scales,
                          const int32_t (*c)[16][16], __m512 (&acc)[R]) {
-  const int64_t groups = a.codes.groups, j = g % kGroupsPerSuperblock;
+  const int64_t j = g % kGroupsPerSuperblock;
+  const int64_t at = (t0 / kKquantTokenTile * a.codes.groups + g) * kKquantTokenTile;
+  const float* sx = a.tile_scales + at;              // [R]
+  const float* scaled_sums = a.tile_scaled_sums + at;  // [R]
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
-    const int64_t at = (t0 + r) * groups + g;
     const __m512i lo = _mm512_load_si512(c[0][r]);  // the offset is in the codes: no start()
     __m512i hi = _mm512_setzero_si512();
     if constexpr (P::kHalves) hi = _mm512_load_si512(c[1][r]);
-    acc[r] = P::finish(acc[r], lo, hi, scales, j, a.codes.scales[at], a.scaled_sums[at]);
+    acc[r] = P::finish(acc[r], lo, hi, scales, j, sx[r], scaled_sums[r]);
   }
 }
 
