@@ -57,7 +57,8 @@ class Iq4Xs final : public KquantType {
                    float acc) const override {
     int32_t dot = 0;
     for (int64_t i = 0; i < kKquantGroup; ++i) dot += kIq4Values[codes[32 * j + i]] * x.q[i];
-    return std::fma(static_cast<float>(scale_of(block, j) * dot), d_of(block) * x.scale, acc);
+    const float step = d_of(block) * static_cast<float>(scale_of(block, j));
+    return std::fma(static_cast<float>(dot), step * x.scale, acc);
   }
 };
 

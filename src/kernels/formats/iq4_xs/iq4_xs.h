@@ -4,8 +4,10 @@
 // bytes 16j .. 16j+15 of the codes, low nibbles its first 16 weights, high nibbles the next 16.
 // ls_j = ((scales_l[j/2] >> 4·(j%2)) & 15) | ((scales_h >> 2j) & 3) << 4.
 //
-// The kernels' arithmetic per group j of 32 inputs:
-//   acc = fma(float((ls_j − 32) · Σ kIq4Values[q] · xq), d · sx, acc)      (the product exact in int32)
+// The kernels' arithmetic per group j of 32 inputs, in fp32:
+//   acc = fma(Σ kIq4Values[q] · xq, (d · (ls_j − 32)) · sx, acc)
+// — the dot exact (≤ 32 · 127 · 127), the step d · (ls_j − 32) exact (11 × 6 bits) and a superblock's,
+// so a group costs a token a convert, a multiply and an fma.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // IQ4_XS's policy for the K-quant drivers (kquant_matmul_avx512.h, kquant_matmul_amx.h): how its codes
 // and scales unpack into vectors and how a group's dots enter the accumulator; arithmetic: iq4_xs.h.
-// The table's values + 128 are unsigned bytes, looked up with one `vpshufb` per quad; each half's dot
-// starts at −128 · Σ xq, which takes the 128 back out.
+// The table's values + 128 are unsigned bytes, looked up with one `vpshufb` per quad; a group's dot
+// starts at −128 · Σ xq, which takes the 128 back out. One scale per group: one dot (no halves), so
+// the AMX kernel takes a group in one tile product.
 //
 // In an unnamed namespace: each kernel's file (VNNI, AMX) compiles its own copy for its own ISA.
 #pragma once
@@ -17,19 +18,19 @@ namespace {
 struct Iq4XsPolicy {
   static constexpr int64_t kCodeBytes = kNibbleBytes, kSideBytes = 16 * 136 - kCodeBytes;
   struct Scales {
-    __m512i scale[kGroupsPerSuperblock];  // ls_j − 32 of 16 rows
-    __m512 d;
+    __m512 step[kGroupsPerSuperblock];  // d · (ls_j − 32) of 16 rows (exact in fp32)
   };
   // side: d [16] fp16, scales_h [16] u16 at 32, byte e of scales_l for 16 rows at 64 + 16·e.
   static void load_scales(const std::byte* side, Scales& s) {
-    s.d = kquant_fp16_field(side);
+    const __m512 d = kquant_fp16_field(side);
     const __m512i high = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(side + 32)));
     const __m512i low4 = _mm512_set1_epi32(15), low2 = _mm512_set1_epi32(3), bias = _mm512_set1_epi32(32);
     for (int j = 0; j < kGroupsPerSuperblock; ++j) {
       __m512i low = kquant_u8_field(side + 64 + 16 * (j / 2));
       if (j % 2) low = _mm512_srli_epi32(low, 4);
       const __m512i high_bits = _mm512_and_si512(_mm512_srlv_epi32(high, _mm512_set1_epi32(2 * j)), low2);
-      s.scale[j] = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(low, low4), _mm512_slli_epi32(high_bits, 4)), bias);
+      const __m512i scale = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(low, low4), _mm512_slli_epi32(high_bits, 4)), bias);
+      s.step[j] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(scale));
     }
   }
   static void codes(const std::byte* codes, int64_t j, int v, __m512i& lo, __m512i& hi) {
@@ -43,16 +44,15 @@ struct Iq4XsPolicy {
     lo = _mm512_shuffle_epi8(table, lo);
     hi = _mm512_shuffle_epi8(table, hi);
   }
-  static constexpr bool kHalves = true;
-  // The codes are the values + kCodeOffset (unsigned, for `vpdpbusd`): each half's dot starts at
-  // −128 · Σ xq.
+  static constexpr bool kHalves = false;
+  // The codes are the values + kCodeOffset (unsigned, for `vpdpbusd`): a group's dot starts at
+  // −128 · Σ xq, the sum of its halves' sums.
   static constexpr int kCodeOffset = 128;
-  static __m512i start(const int32_t* neg_half_sum) {
-    return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), std::countr_zero(unsigned{kCodeOffset}));
+  static __m512i start(const int32_t* neg_half_sums) {
+    return _mm512_slli_epi32(_mm512_set1_epi32(neg_half_sums[0] + neg_half_sums[1]), std::countr_zero(unsigned{kCodeOffset}));
   }
-  static __m512 finish(__m512 acc, __m512i lo, __m512i hi, const Scales& s, int64_t j, float sx, float) {
-    const __m512i t = _mm512_mullo_epi32(s.scale[j], _mm512_add_epi32(lo, hi));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(s.d, _mm512_set1_ps(sx)), acc);
+  static __m512 finish(__m512 acc, __m512i dot, __m512i, const Scales& s, int64_t j, float sx, float) {
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s.step[j], _mm512_set1_ps(sx)), acc);
   }
 };
 

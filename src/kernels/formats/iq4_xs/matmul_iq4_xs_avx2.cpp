@@ -11,18 +11,18 @@ struct Iq4XsPolicy {
   static constexpr int kPairSums = 1;  // |values| ≤ 127: one pair sum reaches 2 · 127 · 127
   static constexpr int64_t kCodeBytes = kNibbleBytes, kSideBytes = 16 * 136 - kCodeBytes;
   struct Scales {
-    __m256i scale[kGroupsPerSuperblock];  // ls_j − 32 of 8 rows
-    __m256 d;
+    __m256 step[kGroupsPerSuperblock];  // d · (ls_j − 32) of 8 rows (exact in fp32)
   };
   static void load_scales(const std::byte* side, int h, Scales& s) {
-    s.d = kquant_fp16_half(side, h);
+    const __m256 d = kquant_fp16_half(side, h);
     const __m256i high = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(side + 32 + 16 * h)));
     const __m256i low4 = _mm256_set1_epi32(15), low2 = _mm256_set1_epi32(3), bias = _mm256_set1_epi32(32);
     for (int j = 0; j < kGroupsPerSuperblock; ++j) {
       __m256i low = kquant_u8_half(side + 64 + 16 * (j / 2), h);
       if (j % 2) low = _mm256_srli_epi32(low, 4);
       const __m256i high_bits = _mm256_and_si256(_mm256_srlv_epi32(high, _mm256_set1_epi32(2 * j)), low2);
-      s.scale[j] = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(low, low4), _mm256_slli_epi32(high_bits, 4)), bias);
+      const __m256i scale = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(low, low4), _mm256_slli_epi32(high_bits, 4)), bias);
+      s.step[j] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(scale));
     }
   }
   static void codes(const std::byte* codes, int64_t j, int v, int h, __m256i& lo, __m256i& hi) {
@@ -36,8 +36,8 @@ struct Iq4XsPolicy {
   }
   static __m256i start(const int32_t*) { return _mm256_setzero_si256(); }
   static __m256 finish(__m256 acc, __m256i lo, __m256i hi, const Scales& s, int64_t j, float sx, float) {
-    const __m256i t = _mm256_mullo_epi32(s.scale[j], _mm256_add_epi32(lo, hi));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(s.d, _mm256_set1_ps(sx)), acc);
+    const __m256 dot = _mm256_cvtepi32_ps(_mm256_add_epi32(lo, hi));
+    return _mm256_fmadd_ps(dot, _mm256_mul_ps(s.step[j], _mm256_set1_ps(sx)), acc);
   }
 };
 

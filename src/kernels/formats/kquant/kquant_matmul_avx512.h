@@ -15,8 +15,9 @@
 //   codes(codes, j, v, lo, hi)         u8 codes of quads v and v + 4 of group j
 //   kHalves                            whether the halves of a group need their own dots (else one dot,
 //                                      passed as lo)
-//   start(neg_half_sum)                the int32 accumulator's first value for a half of 16 inputs, from
-//                                      −Σ xq over it (a pointer into the activations)
+//   start(neg_half_sums)               the int32 accumulator's first value, from the group's −Σ xq over
+//                                      each half (a pointer to the pair): a half's (with kHalves, called
+//                                      at the pair and one past it) or the whole group's
 //   finish(acc, lo, hi, Scales, j, sx, scaled_sum)   acc plus the group's contribution
 #pragma once
 

@@ -9,12 +9,11 @@ struct Q6KPolicy : KquantUnsignedCodesAvx2 {
   static constexpr int kPairSums = 2;  // codes ≤ 63: two pair sums ≤ 2 · 2 · 63 · 127 = 32,004 fit int16
   static constexpr int64_t kCodeBytes = kNibbleBytes + 1024, kSideBytes = 16 * 210 - kCodeBytes;
   struct Scales {
-    __m256i sub[16];  // sc of each 16-input sub-block, 8 rows
-    __m256 d;
+    __m256 step[16];  // d · sc of each 16-input sub-block, 8 rows (exact in fp32)
   };
   static void load_scales(const std::byte* side, int h, Scales& s) {
-    for (int sub = 0; sub < 16; ++sub) s.sub[sub] = kquant_i8_half(side + 16 * sub, h);
-    s.d = kquant_fp16_half(side + 256, h);
+    const __m256 d = kquant_fp16_half(side + 256, h);
+    for (int sub = 0; sub < 16; ++sub) s.step[sub] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(kquant_i8_half(side + 16 * sub, h)));
   }
   static __m256i with_high(__m256i low, __m256i plane, int v) {
     const __m256i shifted = v == 0 ? _mm256_slli_epi16(plane, 4)
@@ -31,8 +30,9 @@ struct Q6KPolicy : KquantUnsignedCodesAvx2 {
   }
   static __m256i start(const int32_t* neg_half_sum) { return _mm256_slli_epi32(_mm256_set1_epi32(*neg_half_sum), 5); }
   static __m256 finish(__m256 acc, __m256i lo, __m256i hi, const Scales& s, int64_t j, float sx, float) {
-    const __m256i t = _mm256_add_epi32(_mm256_mullo_epi32(s.sub[2 * j], lo), _mm256_mullo_epi32(s.sub[2 * j + 1], hi));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(s.d, _mm256_set1_ps(sx)), acc);
+    const __m256 t = _mm256_fmadd_ps(s.step[2 * j], _mm256_cvtepi32_ps(lo),
+                                     _mm256_mul_ps(s.step[2 * j + 1], _mm256_cvtepi32_ps(hi)));
+    return _mm256_fmadd_ps(t, _mm256_set1_ps(sx), acc);
   }
 };
 

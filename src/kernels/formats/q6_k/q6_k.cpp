@@ -56,13 +56,14 @@ class Q6K final : public KquantType {
   }
   float accumulate(const std::byte* block, const uint8_t* codes, int64_t j, const ActivationGroup& x,
                    float acc) const override {
-    int32_t t = 0;
-    for (int64_t half = 0; half < 2; ++half) {
-      int32_t dot = 0;
-      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) dot += (codes[32 * j + i] - 32) * x.q[i];
-      t += scale_of(block, 2 * j + half) * dot;
-    }
-    return std::fma(static_cast<float>(t), d_of(block) * x.scale, acc);
+    int32_t dots[2] = {};
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) dots[half] += (codes[32 * j + i] - 32) * x.q[i];
+    const float d = d_of(block);
+    const float step_a = d * static_cast<float>(scale_of(block, 2 * j));
+    const float step_b = d * static_cast<float>(scale_of(block, 2 * j + 1));
+    const float t = std::fma(step_a, static_cast<float>(dots[0]), step_b * static_cast<float>(dots[1]));
+    return std::fma(t, x.scale, acc);
   }
   bool quantizes() const override { return true; }
   // deltaserve's own quantiser: per sub-block of 16 the value of largest magnitude lands on the grid's

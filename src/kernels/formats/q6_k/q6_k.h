@@ -4,9 +4,12 @@
 // nibble bytes 64h .. 64h+63 (low nibbles: its weights 0–63, high: 64–127) and high-bit bytes
 // 32h .. 32h+31 (bits 2t, 2t+1 of byte i: its weight 32t + i).
 //
-// The kernels' arithmetic per group j of 32 inputs (sub-blocks a = 2j, b = 2j + 1 of 16):
-//   t = sc_a · Σ_a (q − 32) · xq + sc_b · Σ_b (q − 32) · xq        (int32, exact)
-//   acc = fma(float(t), d · sx, acc)
+// The kernels' arithmetic per group j of 32 inputs (sub-blocks a = 2j, b = 2j + 1 of 16), in fp32:
+//   dot_a = Σ_a (q − 32) · xq, dot_b likewise                        (int32, exact in fp32: ≤ 65,024)
+//   t = fma(d · sc_a, dot_a, (d · sc_b) · dot_b)                      (d · sc exact: 11 × 8 bits)
+//   acc = fma(t, sx, acc)
+// — the steps d · sc are a superblock's, computed once per superblock, so a group costs a token two
+// converts, a multiply and two fma.
 #pragma once
 
 #include "kernels/formats/kquant/kquant_type.h"

@@ -16,13 +16,12 @@ namespace {
 struct Q6KPolicy {
   static constexpr int64_t kCodeBytes = kNibbleBytes + 1024, kSideBytes = 16 * 210 - kCodeBytes;
   struct Scales {
-    __m512 sub[16];  // sc of each 16-input sub-block, 16 rows (integers, as fp32)
-    __m512 d;
+    __m512 step[16];  // d · sc of each 16-input sub-block, 16 rows (exact in fp32)
   };
   // side: sub-block s's int8 scales of 16 rows at 16·s, then d [16] fp16 at 256.
   static void load_scales(const std::byte* side, Scales& s) {
-    for (int sub = 0; sub < 16; ++sub) s.sub[sub] = _mm512_cvtepi32_ps(kquant_i8_field(side + 16 * sub));
-    s.d = kquant_fp16_field(side + 256);
+    const __m512 d = kquant_fp16_field(side + 256);
+    for (int sub = 0; sub < 16; ++sub) s.step[sub] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(kquant_i8_field(side + 16 * sub)));
   }
   // The high 2 bits of quad v sit at bits 2v, 2v+1 of each byte of the group's half-plane: moved to
   // bits 4–5 (16-bit shifts; the mask drops what crossed from the neighbouring byte).
@@ -45,14 +44,11 @@ struct Q6KPolicy {
   static __m512i start(const int32_t* neg_half_sum) {
     return _mm512_slli_epi32(_mm512_set1_epi32(*neg_half_sum), std::countr_zero(unsigned{kCodeOffset}));
   }
-  // t = sc · lo + sc' · hi, the reference's int32 sum, computed in fp32 (two `vpmulld` cost 4 uops, as
-  // much as the rest of the finish): each half's dot is at most 16 · 32 · 127 = 65,024 in magnitude
-  // and |sc| ≤ 128, so every product (≤ 8,323,072) and the sum (≤ 16,646,144) is an integer below
-  // 2^24 — exact in fp32, and t is float(the int32 t) bit for bit.
+  // q6_k.h's arithmetic: t = fma(step_a, dot_a, step_b · dot_b), acc = fma(t, sx, acc).
   static __m512 finish(__m512 acc, __m512i lo, __m512i hi, const Scales& s, int64_t j, float sx, float) {
-    const __m512 t = _mm512_fmadd_ps(s.sub[2 * j], _mm512_cvtepi32_ps(lo),
-                                     _mm512_mul_ps(s.sub[2 * j + 1], _mm512_cvtepi32_ps(hi)));
-    return _mm512_fmadd_ps(t, _mm512_mul_ps(s.d, _mm512_set1_ps(sx)), acc);
+    const __m512 t = _mm512_fmadd_ps(s.step[2 * j], _mm512_cvtepi32_ps(lo),
+                                     _mm512_mul_ps(s.step[2 * j + 1], _mm512_cvtepi32_ps(hi)));
+    return _mm512_fmadd_ps(t, _mm512_set1_ps(sx), acc);
   }
 };
 
