@@ -22,8 +22,8 @@ namespace ds {
 // by name: 2 for the weights listed in quantize.cpp, 1 for the rest.
 int64_t int8_activation_planes(const Qwen35Weights& weights, const TensorView& w);
 
-// Replaces the matmul views in `weights` by int8 views into the returned arena (2 MiB pages), giving
-// back each source as `release` says.
+// Replaces the matmul views in `weights` by int8 views into the returned arena (advised to take 2 MiB
+// pages; the loader logs how much did), giving back each source as `release` says.
 // Q8_0 weights of a GGUF file are not requantised: their blocks become int8 panels losslessly
 // (kernels/formats/q8_0/).
 std::unique_ptr<WeightArena> quantize_weights_int8(Qwen35Weights& weights, int threads, SourceRelease& release);

@@ -19,7 +19,8 @@ namespace ds {
 std::vector<TensorView*> vision_matmul_weights(VisionWeights& weights);
 
 // Replaces each matmul view of `weights` that `backend` prefers in another format by a packed view
-// into the returned arena (null when none moves), giving back each source as `release` says. The arena must outlive every use of `weights`.
+// into the returned arena (null when none moves), giving back each source as `release` says. The
+// arena must outlive every use of `weights`.
 std::unique_ptr<WeightArena> pack_vision_weights(VisionWeights& weights, const Backend& backend, bool round_input_bf16,
                                                  int threads, SourceRelease& release);
 

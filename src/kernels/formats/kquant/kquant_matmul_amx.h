@@ -21,7 +21,7 @@
 // That finish (for Q4_K a convert, a multiply and two fma per token, group and panel: 64 vector
 // operations per tile product) bounds this kernel more than the tiles do: on the AMX Xeon, Q4_K
 // 1.4–1.6× the VNNI kernel, Q6_K 1.55–1.6× (docs/benchmarks.md); a driver without the finish ran
-// Q4_K's tiles and stores 1.8× as fast. Its 16 accumulators must stay in registers — the loops over
+// Q4_K's tiles and stores 1.7–1.9× as fast. Its 16 accumulators must stay in registers — the loops over
 // tokens are unrolled, tile stores name the bytes they write — and so must its pointers: the tokens'
 // scales come from the activations' tile-ordered copy, one pointer a group.
 #pragma once
