@@ -31,7 +31,7 @@ CpuTuning detect_tuning() {
   CpuTuning tuning;
   if (vendor_is("GenuineIntel")) {
     tuning.decode_prefetch_bytes = 2304;
-    tuning.kquant_decode_prefetch = {18 * 1024, true, true};
+    tuning.kquant_decode_prefetch = {18 * 1024, true, true, 3};
   }
   // Family 25 is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.
   if (vendor_is("AuthenticAMD") && cpu_family() == 25)

@@ -11,6 +11,7 @@ struct KquantPrefetch {
   int64_t bytes = 0;       // 0: none
   bool into_l2 = false;    // prefetcht1 (else prefetcht0, into L1)
   bool per_group = false;  // a superblock's lines an eighth before each of its groups (else all before its first)
+  int copies = 1;          // requests per line, 1 to 3 (kquant_prefetch.h)
 };
 
 struct CpuTuning {
@@ -37,8 +38,11 @@ struct CpuTuning {
   // 69%. Issued an eighth of a superblock before each group and 9–27 KiB ahead into L2, the same
   // decode read 89–93% in one hour (18 KiB: 89.6–92.3%, four runs; 9–27 KiB issued together 83–86%)
   // and 72–80% in a later, slower one against 68–73% for the 2,304 bytes into L1 — so Intel takes 18 KiB
-  // into L2, per group. The AMD choices were measured issued together and keep that. Every other CPU
-  // takes Zen 5's until measured (docs/benchmarks.md).
+  // into L2, per group. Requesting each line three times (2 and 4 KiB of stream apart) then took the
+  // same decode from 75–79% to 87–92% of the floor (two threads' stream 24–26 → 29–30 GB/s, a plain
+  // read's rate; twice: 86–90%, four times: 86–89%). The AMD choices were measured issued together,
+  // one request a line, and keep that. Every other CPU takes Zen 5's until measured
+  // (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {6144, false};
 };
 
