@@ -30,7 +30,7 @@ unsigned cpu_family() {
 CpuTuning detect_tuning() {
   CpuTuning tuning;
   if (vendor_is("GenuineIntel")) {
-    tuning.decode_prefetch_bytes = 2304;
+    tuning.decode_prefetch = {2304, 3};
     tuning.kquant_decode_prefetch = {18 * 1024, true, true, 3};
   }
   // Family 25 is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.

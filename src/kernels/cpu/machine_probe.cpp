@@ -1,6 +1,9 @@
 // Machine probes: bandwidth as a best-of-N timed sum over a buffer larger than the caches.
 #include "kernels/cpu/machine_probe.h"
 
+#include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -8,10 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace ds {
 namespace probe {
-float sum_avx512(const float* data, size_t count);
+float sum_avx512(const float* data, size_t count, StreamPrefetch prefetch);
 float dpbf16_loop(int64_t iterations);
 float fma_loop(int64_t iterations);
 float tdpbf16_loop(int64_t iterations);
@@ -19,10 +23,13 @@ int32_t dpbusd_loop(int64_t iterations);
 }  // namespace probe
 
 namespace {
-DS_PROBE_LOOP float sum_scalar(const float* data, size_t count) {
+DS_PROBE_LOOP float sum_scalar(const float* data, size_t count, StreamPrefetch prefetch) {
   float a[8] = {};
-  for (size_t i = 0; i + 8 <= count; i += 8)
+  for (size_t i = 0; i + 8 <= count; i += 8) {
+    if (prefetch.bytes > 0 && i % 16 == 0)
+      kernels::prefetch_line<_MM_HINT_T0>(reinterpret_cast<const char*>(data + i) + prefetch.bytes, prefetch.requests);
     for (int j = 0; j < 8; ++j) a[j] += data[i + j];
+  }
   float total = 0;
   for (float x : a) total += x;
   return total;
@@ -43,18 +50,23 @@ double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats) {
     std::memset(buffer.get() + begin, 1, (end - begin) * sizeof(float));
   });
   const bool avx512 = has_avx512(detect_isa());
+  // Read plainly and, where this CPU's decode kernels prefetch, as they do: the floor is the faster
+  // (on the AMX Xeon the prefetched read is ~20% faster, 38–40 against 31–32 GB/s on two threads).
+  std::vector<StreamPrefetch> ways = {StreamPrefetch{}};
+  if (cpu_tuning().decode_prefetch.bytes > 0) ways.push_back(cpu_tuning().decode_prefetch);
   double best = 0;
   volatile float sink = 0;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    pool.run([&](int t, int threads) {
-      const auto [begin, end] = ThreadPool::range(static_cast<int64_t>(count), t, threads, 1024);
-      const float s = avx512 ? probe::sum_avx512(buffer.get() + begin, end - begin) : sum_scalar(buffer.get() + begin, end - begin);
-      sink = sink + s;
-    });
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(count * sizeof(float)) / seconds);
-  }
+  for (int r = 0; r < repeats; ++r)
+    for (const StreamPrefetch& prefetch : ways) {
+      const auto start = std::chrono::steady_clock::now();
+      pool.run([&](int t, int threads) {
+        const auto [begin, end] = ThreadPool::range(static_cast<int64_t>(count), t, threads, 1024);
+        const float* data = buffer.get() + begin;
+        sink = sink + (avx512 ? probe::sum_avx512(data, end - begin, prefetch) : sum_scalar(data, end - begin, prefetch));
+      });
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      best = std::max(best, static_cast<double>(count * sizeof(float)) / seconds);
+    }
   return best;
 }
 

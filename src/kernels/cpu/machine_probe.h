@@ -13,7 +13,8 @@
 
 namespace ds {
 
-// Bytes/s reading `bytes` (split in contiguous ranges, one per thread), best of `repeats`.
+// Bytes/s reading `bytes` (split in contiguous ranges, one per thread), best of `repeats`, each read
+// plainly and (where this CPU's decode kernels prefetch) with their prefetch.
 double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats);
 // FLOP/s of register-resident vdpbf16ps (AVX-512 BF16) on all threads; 0 below AVX-512.
 double measure_compute_peak(ThreadPool& pool, Isa isa);

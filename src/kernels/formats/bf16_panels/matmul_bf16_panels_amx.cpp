@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/bf16_panels/bf16_panels.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "util/check.h"
@@ -124,7 +125,7 @@ constexpr int kVectorRows = 4;
 
 template <int R>
 void vector_panels(const uint32_t* xr, int64_t row_words, const TensorView& w, int64_t panel_begin, int64_t panel_end,
-                   float* y, int64_t prefetch) {
+                   float* y, StreamPrefetch prefetch) {
   const int64_t n = w.shape[0], k = w.shape[1], pairs = bf16_panel_pairs(k), panel_bytes = bf16_panel_bytes(k);
   const __m512i odd_mask = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
   for (int64_t p = panel_begin; p < panel_end; ++p) {
@@ -136,9 +137,9 @@ void vector_panels(const uint32_t* xr, int64_t row_words, const TensorView& w, i
       for (int r = 0; r < R; ++r) even[r][0] = even[r][1] = odd[r][0] = odd[r][1] = _mm512_setzero_ps();
       for (int64_t j = j0; j < j0 + kBf16PanelPairAlign; ++j) {
         const std::byte* block = panel + j * kBf16PairBytes;
-        if (prefetch > 0) {
-          _mm_prefetch(reinterpret_cast<const char*>(block + prefetch), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + 64), _MM_HINT_T0);
+        if (prefetch.bytes > 0) {
+          prefetch_line<_MM_HINT_T0>(block + prefetch.bytes, prefetch.requests);
+          prefetch_line<_MM_HINT_T0>(block + prefetch.bytes + 64, prefetch.requests);
         }
         __m512 we[2], wo[2];
         for (int h = 0; h < 2; ++h) {
@@ -171,7 +172,7 @@ void vector_panels(const uint32_t* xr, int64_t row_words, const TensorView& w, i
   }
 }
 
-using VectorPanels = void (*)(const uint32_t*, int64_t, const TensorView&, int64_t, int64_t, float*, int64_t);
+using VectorPanels = void (*)(const uint32_t*, int64_t, const TensorView&, int64_t, int64_t, float*, StreamPrefetch);
 constexpr VectorPanels kVectorPanels[kVectorRows] = {vector_panels<1>, vector_panels<2>, vector_panels<3>,
                                                      vector_panels<4>};
 
@@ -276,7 +277,7 @@ void matmul_bf16_panels_amx(const uint32_t* xr, int64_t m, const TensorView& w, 
   DS_CHECK(w.dtype == DType::BF16 && w.format == WeightFormatId::bf16_panels, "AMX bf16 panel kernel on ", w.name);
   if (m <= kVectorRows)
     return kVectorPanels[m - 1](xr, bf16_amx_row_words(w.shape[1]), w, panel_begin, panel_end, y,
-                                cpu_tuning().decode_prefetch_bytes);
+                                cpu_tuning().decode_prefetch);
   const TileScope tiles(config_for(static_cast<int>(std::min<int64_t>(m, kAmxTileRows))));
   if (m <= kAmxTileRows) small_batch(xr, m, w, panel_begin, panel_end, y);
   else prefill(xr, m, w, panel_begin, panel_end, y);

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/bf16_panels/bf16_panels.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "util/check.h"
@@ -29,19 +30,19 @@ constexpr int64_t kTile = kBf16TileTokens;
 // Decode streams each panel once from memory, one sequential stream per thread. Whether software
 // prefetches help depends on the CPU (cpu_tuning.h): on Zen 4 the hardware prefetcher follows the
 // stream alone (1–8 KiB ahead was no faster on 2 threads, 4% slower on 1), on the Xeons measured it
-// does not. `prefetch`: bytes ahead of the panel stream to prefetch, 0 for none.
+// does not. `prefetch`: how the panel stream is prefetched (bytes 0: not).
 template <int R>
 void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_t ldy, __mmask16 mask0,
-          __mmask16 mask1, bool accumulate, int64_t prefetch) {
+          __mmask16 mask1, bool accumulate, StreamPrefetch prefetch) {
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? _mm512_maskz_loadu_ps(mask0, y + r * ldy) : _mm512_setzero_ps();
     acc[r][1] = accumulate ? _mm512_maskz_loadu_ps(mask1, y + r * ldy + 16) : _mm512_setzero_ps();
   }
   for (int64_t j = 0; j < pairs; ++j) {
-    if (prefetch > 0) {
-      _mm_prefetch(reinterpret_cast<const char*>(w + j * kBf16PairBytes + prefetch), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w + j * kBf16PairBytes + prefetch + 64), _MM_HINT_T0);
+    if (prefetch.bytes > 0) {
+      prefetch_line<_MM_HINT_T0>(w + j * kBf16PairBytes + prefetch.bytes, prefetch.requests);
+      prefetch_line<_MM_HINT_T0>(w + j * kBf16PairBytes + prefetch.bytes + 64, prefetch.requests);
     }
     const auto w0 = (__m512bh)_mm512_loadu_si512(w + j * kBf16PairBytes);
     const auto w1 = (__m512bh)_mm512_loadu_si512(w + j * kBf16PairBytes + 64);
@@ -57,7 +58,7 @@ void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_
   }
 }
 
-using Tile = void (*)(const uint32_t*, const std::byte*, int64_t, float*, int64_t, __mmask16, __mmask16, bool, int64_t);
+using Tile = void (*)(const uint32_t*, const std::byte*, int64_t, float*, int64_t, __mmask16, __mmask16, bool, StreamPrefetch);
 constexpr Tile kTiles[kTile] = {tile<1>, tile<2>, tile<3>, tile<4>,  tile<5>,  tile<6>,
                                 tile<7>, tile<8>, tile<9>, tile<10>, tile<11>, tile<12>};
 static_assert(kTile == 12);
@@ -108,7 +109,7 @@ void matmul_bf16_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& 
                      static_cast<__mmask16>(rows >= 32 ? 0xffff : rows <= 16 ? 0 : (1u << (rows - 16)) - 1)};
   };
   if (tiles == 1) {  // decode and small batches: each panel streams once over the whole k, in order
-    const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;
+    const StreamPrefetch prefetch = cpu_tuning().decode_prefetch;
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const auto [mask0, mask1] = masks(p);
       kTiles[m - 1](xp, w.data + p * panel_bytes, pairs, y + p * kBf16PanelRows, n, mask0, mask1, false, prefetch);
@@ -125,7 +126,7 @@ void matmul_bf16_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& 
         for (int64_t t = t0; t < t_end; ++t) {
           const int64_t rows = std::min(kTile, m - t * kTile);
           kTiles[rows - 1](xp + t * tile_words + j0 * rows, panel, block_pairs, y + t * kTile * n + p * kBf16PanelRows,
-                           n, mask0, mask1, j0 > 0, 0);
+                           n, mask0, mask1, j0 > 0, StreamPrefetch{});
         }
       }
     }

@@ -27,6 +27,7 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "kernels/formats/fp8/fp8_kernels.h"
 #include "kernels/formats/fp8/fp8_panels.h"
@@ -60,10 +61,10 @@ inline Widened widen(const std::byte* half) {
 }
 
 // acc[r][16h .. 16h+16) += the panel's outputs of halves h0 .. h0 + H − 1 for tokens r < R, in A / B
-// lane order. x: the first token's fp32 pair row (ldx floats between tokens); prefetch: bytes ahead.
+// lane order. x: the first token's fp32 pair row (ldx floats between tokens); prefetch: how (cpu_tuning.h).
 template <int R, int H>
 void tile(const float* x, int64_t ldx, const std::byte* panel, int64_t k, int h0, float (*acc)[kFp8PanelRows],
-          int64_t prefetch) {
+          StreamPrefetch prefetch) {
   static_assert(R * H <= kMaxTile && H <= 2);
   const auto* scales = reinterpret_cast<const float*>(panel);
   const std::byte* codes = panel + fp8_header_bytes(k);
@@ -73,7 +74,7 @@ void tile(const float* x, int64_t ldx, const std::byte* panel, int64_t k, int h0
     for (int r = 0; r < R; ++r)
       for (int hh = 0; hh < H; ++hh) part[r][hh][0] = part[r][hh][1] = _mm256_setzero_ps();
     for (int64_t j = j0; j < std::min(pairs, j0 + kFp8BlockPairs); ++j) {
-      if (prefetch > 0) _mm_prefetch(reinterpret_cast<const char*>(codes + j * kFp8PairBytes + prefetch), _MM_HINT_T0);
+      if (prefetch.bytes > 0) prefetch_line<_MM_HINT_T0>(codes + j * kFp8PairBytes + prefetch.bytes, prefetch.requests);
       for (int hh = 0; hh < H; ++hh) {
         const Widened w = widen(codes + j * kFp8PairBytes + 32 * (h0 + hh));
         for (int r = 0; r < R; ++r) {
@@ -94,11 +95,11 @@ void tile(const float* x, int64_t ldx, const std::byte* panel, int64_t k, int h0
   }
 }
 
-using Tile = void (*)(const float*, int64_t, const std::byte*, int64_t, int, float (*)[kFp8PanelRows], int64_t);
+using Tile = void (*)(const float*, int64_t, const std::byte*, int64_t, int, float (*)[kFp8PanelRows], StreamPrefetch);
 
 // Tokens r0 .. r0 + count − 1 (count ≤ kMaxTile) against one panel: y[r, 0 .. rows).
 void panel_tokens(const float* x, int64_t ldx, int64_t count, const std::byte* panel, int64_t k, float* y, int64_t ldy,
-                  int64_t rows, int64_t prefetch) {
+                  int64_t rows, StreamPrefetch prefetch) {
   // Both halves in one pass where the registers allow (1 or 2 tokens), else a pass per half.
   static constexpr Tile kBoth[2] = {tile<1, 2>, tile<2, 2>};
   static constexpr Tile kOne[kMaxTile] = {tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>};
@@ -107,7 +108,7 @@ void panel_tokens(const float* x, int64_t ldx, int64_t count, const std::byte* p
     kBoth[count - 1](x, ldx, panel, k, 0, acc, prefetch);
   } else {
     kOne[count - 1](x, ldx, panel, k, 0, acc, prefetch);
-    kOne[count - 1](x, ldx, panel, k, 1, acc, 0);
+    kOne[count - 1](x, ldx, panel, k, 1, acc, StreamPrefetch{});
   }
   // Lane i of half h's A / B vector is row 8h + 4v + i (i < 4) or 16 + 8h + 4v + i − 4.
   for (int64_t r = 0; r < count; ++r) {
@@ -126,7 +127,7 @@ void matmul_fp8_panels_avx2(const float* x, int64_t m, const TensorView& w, int6
   DS_CHECK(w.format == WeightFormatId::fp8_panels, "FP8 panel kernel on ", w.name);
   const int64_t n = w.shape[0], k = w.shape[1], panel_bytes = fp8_panel_bytes(k);
   const int64_t ldx = bf16_f32_pair_row_floats(k);
-  const int64_t prefetch = m <= kMaxTile ? cpu_tuning().decode_prefetch_bytes : 0;
+  const StreamPrefetch prefetch = m <= kMaxTile ? cpu_tuning().decode_prefetch : StreamPrefetch{};
   // Tokens in blocks whose activations (8 bytes per pair) stay in L2 while the thread's panels pass.
   const int64_t block = std::max<int64_t>(kMaxTile, 256 * 1024 / (ldx * 4) / kMaxTile * kMaxTile);
   for (int64_t b0 = 0; b0 < m; b0 += block) {

@@ -21,6 +21,7 @@
 #include <array>
 
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/bf16_panels/bf16_panels_kernels.h"
 #include "kernels/formats/fp8/e4m3.h"
 #include "kernels/formats/fp8/fp8_kernels.h"
@@ -78,10 +79,10 @@ inline PanelMasks panel_masks(int64_t n, int64_t p) {
 }
 
 // Decode: y[r, 0 .. 32) = the panel's outputs for tokens r < R, the whole k in one pass. x: the
-// tile's packed pairs ([pairs][R] words); prefetch: bytes ahead of the code stream (cpu_tuning.h).
+// tile's packed pairs ([pairs][R] words); prefetch: how the code stream is prefetched (cpu_tuning.h).
 template <int R>
 void fused_tile(const Widen& t, const uint32_t* x, const std::byte* panel, int64_t k, float* y, int64_t ldy,
-                PanelMasks masks, int64_t prefetch) {
+                PanelMasks masks, StreamPrefetch prefetch) {
   const auto* scales = reinterpret_cast<const float*>(panel);
   const std::byte* codes = panel + fp8_header_bytes(k);
   const int64_t pairs = fp8_pairs(k);
@@ -91,7 +92,7 @@ void fused_tile(const Widen& t, const uint32_t* x, const std::byte* panel, int64
     __m512 part[R][2];
     for (int r = 0; r < R; ++r) part[r][0] = part[r][1] = _mm512_setzero_ps();
     for (int64_t j = j0; j < std::min(pairs, j0 + kFp8BlockPairs); ++j) {
-      if (prefetch > 0) _mm_prefetch(reinterpret_cast<const char*>(codes + j * kFp8PairBytes + prefetch), _MM_HINT_T0);
+      if (prefetch.bytes > 0) prefetch_line<_MM_HINT_T0>(codes + j * kFp8PairBytes + prefetch.bytes, prefetch.requests);
       __m512bh w0, w1;
       widen(t, codes + j * kFp8PairBytes, w0, w1);
       for (int r = 0; r < R; ++r) {
@@ -137,7 +138,8 @@ void scratch_tile(const uint32_t* x, const uint16_t* wide, int64_t pairs, float 
   }
 }
 
-using FusedTile = void (*)(const Widen&, const uint32_t*, const std::byte*, int64_t, float*, int64_t, PanelMasks, int64_t);
+using FusedTile = void (*)(const Widen&, const uint32_t*, const std::byte*, int64_t, float*, int64_t, PanelMasks,
+                           StreamPrefetch);
 constexpr FusedTile kFusedTiles[kFusedTokens] = {fused_tile<1>, fused_tile<2>, fused_tile<3>, fused_tile<4>};
 using ScratchTile = void (*)(const uint32_t*, const uint16_t*, int64_t, float, bool, float*, int64_t, PanelMasks);
 constexpr ScratchTile kScratchTiles[kTile] = {scratch_tile<1>, scratch_tile<2>, scratch_tile<3>,  scratch_tile<4>,
@@ -153,7 +155,7 @@ void matmul_fp8_panels_avx512(const uint32_t* xp, int64_t m, const TensorView& w
   static const Widen tables = make_widen();
   const int64_t n = w.shape[0], k = w.shape[1], pairs = fp8_pairs(k), panel_bytes = fp8_panel_bytes(k);
   if (m <= kFusedTokens) {
-    const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;
+    const StreamPrefetch prefetch = cpu_tuning().decode_prefetch;
     for (int64_t p = panel_begin; p < panel_end; ++p)
       kFusedTiles[m - 1](tables, xp, w.data + p * panel_bytes, k, y + p * kFp8PanelRows, n, panel_masks(n, p), prefetch);
     return;

@@ -22,6 +22,7 @@
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/int8_panels/int8_kernels.h"
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "util/check.h"
@@ -54,9 +55,9 @@ TileConfig config_for(int rows) {
 // panel's u8 codes (`tdpbsud`), or with Signed their signed copy in `codes` (`tdpbssd`).
 #define I8_PRODUCT(c0, c1, a_tile, g)                                                                   \
   do {                                                                                                  \
-    if (prefetch > 0)                                                                                   \
+    if (prefetch.bytes > 0)                                                                             \
       for (int64_t line = 0; line < kInt8GroupBytes; line += 64)                                        \
-        _mm_prefetch(reinterpret_cast<const char*>(panel + (g) * kInt8GroupBytes + prefetch + line), _MM_HINT_T0); \
+        prefetch_line<_MM_HINT_T0>(panel + (g) * kInt8GroupBytes + prefetch.bytes + line, prefetch.requests); \
     const std::byte* block = Signed ? codes + (g) * kInt8ScalesOffset : panel + (g) * kInt8GroupBytes;   \
     DS_TILE_ZERO(c0);                                                                                   \
     DS_TILE_ZERO(c1);                                                                                   \
@@ -102,7 +103,7 @@ inline void finish_group(const Int8Activations& a, const std::byte* panel, int64
 // dots finished while the next group's products run.
 template <int M, int P, bool Signed>
 void panel_tile(const Int8Activations& a, const std::byte* panel, const std::byte* codes, float* y, int64_t ldy,
-                int64_t rows, int64_t prefetch) {
+                int64_t rows, StreamPrefetch prefetch) {
   const int64_t groups = a.groups, plane_stride = groups * kInt8ScaleGroup;
   const int8_t* x = a.q;
   alignas(64) int32_t c[2][2][16][16];  // [group % 2][half][token-plane][output]
@@ -147,7 +148,7 @@ void panel_tile(const Int8Activations& a, const std::byte* panel, const std::byt
 #undef I8_B1
 
 using PanelTile = void (*)(const Int8Activations&, const std::byte*, const std::byte*, float*, int64_t, int64_t,
-                          int64_t);
+                          StreamPrefetch);
 template <int P, bool Signed, int... M>
 constexpr auto panel_tiles(std::integer_sequence<int, M...>) {
   return std::array<PanelTile, sizeof...(M)>{panel_tile<M + 1, P, Signed>...};
@@ -194,7 +195,7 @@ void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, i
   const PanelTile* tiles = a.planes == 2 ? kTiles16.data() : kTiles8.data();
   const int64_t tile_tokens = kMaxRows / a.planes;
   if (m <= tile_tokens) {  // one token tile: the panels stream from memory once
-    const int64_t prefetch = cpu_tuning().decode_prefetch_bytes;
+    const StreamPrefetch prefetch = cpu_tuning().decode_prefetch;
     const TileScope scope(config_for(static_cast<int>(m * a.planes)));
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const int64_t first_col = p * kInt8PanelRows;
@@ -214,7 +215,7 @@ void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, i
       [&](int64_t p, int64_t t0, int64_t tokens) {
         const int64_t first_col = p * kInt8PanelRows;
         signed_tiles[tokens - 1](token_rows(a, t0), w.data + p * panel_bytes, codes, y + t0 * n + first_col, n,
-                                 std::min(kInt8PanelRows, n - first_col), 0);
+                                 std::min(kInt8PanelRows, n - first_col), StreamPrefetch{});
       });
 }
 

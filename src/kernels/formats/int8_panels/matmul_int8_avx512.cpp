@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 #include "kernels/formats/int8_panels/int8_kernels.h"
 #include "kernels/formats/int8_panels/int8_panels.h"
 #include "util/check.h"
@@ -92,18 +93,18 @@ struct PlanesInTurn {
 };
 
 // y[r, panel rows] for tokens r0 .. r0 + R − 1 (rows `ldy` floats apart); `rows` valid outputs (≤ 32).
-// `prefetch`: bytes ahead of each group to prefetch (decode on CPUs that want it, cpu_tuning.h).
+// `prefetch`: how each group's bytes ahead are prefetched (decode on CPUs that want it, cpu_tuning.h).
 template <int R, class Dots>
 void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y, int64_t ldy, int64_t rows,
-          int64_t prefetch) {
+          StreamPrefetch prefetch) {
   const int64_t groups = a.groups;
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     const std::byte* block = panel + g * kInt8GroupBytes;
-    if (prefetch > 0)
+    if (prefetch.bytes > 0)
       for (int64_t line = 0; line < kInt8GroupBytes; line += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(block + prefetch + line), _MM_HINT_T0);
+        prefetch_line<_MM_HINT_T0>(block + prefetch.bytes + line, prefetch.requests);
     __m512i dot[R][2];
     Dots::dots(a, r0, g, block, dot);
     const __m512 sw0 = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(block + kInt8ScalesOffset)));
@@ -122,7 +123,7 @@ void tile(const Int8Activations& a, int64_t r0, const std::byte* panel, float* y
   }
 }
 
-using Tile = void (*)(const Int8Activations&, int64_t, const std::byte*, float*, int64_t, int64_t, int64_t);
+using Tile = void (*)(const Int8Activations&, int64_t, const std::byte*, float*, int64_t, int64_t, StreamPrefetch);
 constexpr Tile kTiles[kTileRows] = {tile<1, PlanesSideBySide<1, 1>>, tile<2, PlanesSideBySide<2, 1>>,
                                     tile<3, PlanesSideBySide<3, 1>>, tile<4, PlanesSideBySide<4, 1>>,
                                     tile<5, PlanesSideBySide<5, 1>>, tile<6, PlanesSideBySide<6, 1>>};
@@ -180,7 +181,7 @@ void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w
   const int64_t tile_rows = a.planes == 2 ? kTileRows / 2 : kTileRows;
   const Tile* tiles = a.planes == 2 ? kTiles16 : kTiles;
   // Decode streams each panel once; prefill reads it from L2 for every token tile, unprefetched.
-  const int64_t prefetch = m <= tile_rows ? cpu_tuning().decode_prefetch_bytes : 0;
+  const StreamPrefetch prefetch = m <= tile_rows ? cpu_tuning().decode_prefetch : StreamPrefetch{};
   // Tokens in blocks whose int8 activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte is read from memory once per block.
   const int64_t block = std::max<int64_t>(kTileRows, (256 * 1024 / std::max<int64_t>(k, 1)) / kTileRows * kTileRows);
