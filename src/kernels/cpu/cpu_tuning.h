@@ -52,9 +52,9 @@ struct CpuTuning {
   // into L2, per group. Requesting each line three times (2 KiB of stream apart) then took the
   // same decode from 75–79% to 87–92% of that plain-read floor (two threads' stream 24–26 → 29–30
   // GB/s; twice: 86–90%, four times: 86–89%; against the probe that prefetches, 77%: a read with
-  // the kernels' prefetch and no arithmetic streams 34–35 GB/s). The AMD choices were measured issued together,
-  // one request a line, and keep that. Every other CPU takes Zen 5's until measured
-  // (docs/benchmarks.md).
+  // the kernels' prefetch and no arithmetic streams 34–35 GB/s). The AMD choices were measured
+  // issued together, one request a line, and keep that. Every other CPU takes Zen 5's until
+  // measured (docs/benchmarks.md).
   KquantPrefetch kquant_decode_prefetch = {6144, false};
 };
 

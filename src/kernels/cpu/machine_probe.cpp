@@ -1,9 +1,6 @@
 // Machine probes: bandwidth as a best-of-N timed sum over a buffer larger than the caches.
 #include "kernels/cpu/machine_probe.h"
 
-#include "kernels/cpu/cpu_tuning.h"
-#include "kernels/cpu/stream_prefetch.h"
-
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -12,6 +9,9 @@
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "kernels/cpu/cpu_tuning.h"
+#include "kernels/cpu/stream_prefetch.h"
 
 namespace ds {
 namespace probe {
@@ -62,7 +62,8 @@ double measure_read_bandwidth(ThreadPool& pool, uint64_t bytes, int repeats) {
       pool.run([&](int t, int threads) {
         const auto [begin, end] = ThreadPool::range(static_cast<int64_t>(count), t, threads, 1024);
         const float* data = buffer.get() + begin;
-        sink = sink + (avx512 ? probe::sum_avx512(data, end - begin, prefetch) : sum_scalar(data, end - begin, prefetch));
+        const auto n = static_cast<size_t>(end - begin);
+        sink = sink + (avx512 ? probe::sum_avx512(data, n, prefetch) : sum_scalar(data, n, prefetch));
       });
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       best = std::max(best, static_cast<double>(count * sizeof(float)) / seconds);

@@ -68,8 +68,8 @@ void copy_out(const float* scratch, float* y, int64_t ldy, int rows, int columns
   } while (0)
 
 // Each line `requests` times (stream_prefetch.h; this CPU's decode_prefetch.requests): on the AMX
-// Xeon, 8 requests decoding at once (`bench --concurrency 8`, bf16) stepped in 132–139 ms at the
-// median instead of 162–168 with one request a line.
+// Xeon, 8 requests decoding at once (`bench --concurrency 8`, bf16) stepped in 140–150 ms at the
+// median instead of 167–174 with one request a line.
 inline void prefetch_step(const std::byte* p, int requests) {
   for (int64_t offset = 0; offset < kStepBytes; offset += 64) prefetch_line<_MM_HINT_T0>(p + offset, requests);
 }

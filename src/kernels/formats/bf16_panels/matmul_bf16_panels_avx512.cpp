@@ -58,7 +58,8 @@ void tile(const uint32_t* x, const std::byte* w, int64_t pairs, float* y, int64_
   }
 }
 
-using Tile = void (*)(const uint32_t*, const std::byte*, int64_t, float*, int64_t, __mmask16, __mmask16, bool, StreamPrefetch);
+using Tile = void (*)(const uint32_t*, const std::byte*, int64_t, float*, int64_t, __mmask16, __mmask16, bool,
+                      StreamPrefetch);
 constexpr Tile kTiles[kTile] = {tile<1>, tile<2>, tile<3>, tile<4>,  tile<5>,  tile<6>,
                                 tile<7>, tile<8>, tile<9>, tile<10>, tile<11>, tile<12>};
 static_assert(kTile == 12);
