@@ -19,8 +19,8 @@ inline constexpr int64_t kPrefetchRequestStep = 2048;
 
 // Prefetches the line at `at` and, for requests 2 and 3, the lines kPrefetchRequestStep and twice
 // that beyond it: called as the stream advances, every line is requested `requests` times. Unrolled
-// tests, not a loop over the requests: with a runtime loop the same requests streamed 15–23% slower
-// (Q4_K 25.3 against 29.9 GB/s, Q6_K 23.4 against 30.2). Always inlined: written as an ordinary
+// tests, not a loop over the requests: with a runtime loop the same requests streamed 11–20% slower
+// in one run (Q4_K 25.3 against 28.5 GB/s, Q6_K 23.4 against 29.2). Always inlined: written as an ordinary
 // inline function, a function of nothing but prefetches, its calls were dropped by GCC 12.
 template <_mm_hint kHint>
 [[gnu::always_inline]] inline void prefetch_line(const void* at, int requests) {

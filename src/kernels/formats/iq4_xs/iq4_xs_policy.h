@@ -29,7 +29,8 @@ struct Iq4XsPolicy {
       __m512i low = kquant_u8_field(side + 64 + 16 * (j / 2));
       if (j % 2) low = _mm512_srli_epi32(low, 4);
       const __m512i high_bits = _mm512_and_si512(_mm512_srlv_epi32(high, _mm512_set1_epi32(2 * j)), low2);
-      const __m512i scale = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(low, low4), _mm512_slli_epi32(high_bits, 4)), bias);
+      const __m512i ls = _mm512_or_si512(_mm512_and_si512(low, low4), _mm512_slli_epi32(high_bits, 4));
+      const __m512i scale = _mm512_sub_epi32(ls, bias);
       s.step[j] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(scale));
     }
   }
@@ -49,7 +50,8 @@ struct Iq4XsPolicy {
   // −128 · Σ xq, the sum of its halves' sums.
   static constexpr int kCodeOffset = 128;
   static __m512i start(const int32_t* neg_half_sums) {
-    return _mm512_slli_epi32(_mm512_set1_epi32(neg_half_sums[0] + neg_half_sums[1]), std::countr_zero(unsigned{kCodeOffset}));
+    const int32_t neg_sum = neg_half_sums[0] + neg_half_sums[1];
+    return _mm512_slli_epi32(_mm512_set1_epi32(neg_sum), std::countr_zero(unsigned{kCodeOffset}));
   }
   static __m512 finish(__m512 acc, __m512i dot, __m512i, const Scales& s, int64_t j, float sx, float) {
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(s.step[j], _mm512_set1_ps(sx)), acc);

@@ -21,7 +21,8 @@ struct Iq4XsPolicy {
       __m256i low = kquant_u8_half(side + 64 + 16 * (j / 2), h);
       if (j % 2) low = _mm256_srli_epi32(low, 4);
       const __m256i high_bits = _mm256_and_si256(_mm256_srlv_epi32(high, _mm256_set1_epi32(2 * j)), low2);
-      const __m256i scale = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(low, low4), _mm256_slli_epi32(high_bits, 4)), bias);
+      const __m256i ls = _mm256_or_si256(_mm256_and_si256(low, low4), _mm256_slli_epi32(high_bits, 4));
+      const __m256i scale = _mm256_sub_epi32(ls, bias);
       s.step[j] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(scale));
     }
   }

@@ -11,7 +11,8 @@ int64_t tiled_rows(int64_t m) { return (m + kKquantTokenTile - 1) / kKquantToken
 
 uint64_t kquant_activation_bytes(int64_t m, int64_t k) {
   const int64_t groups = int8_groups(k);
-  return int8_activation_bytes(m, k, 1) + static_cast<uint64_t>(m * groups * (2 * 4 + 4) + tiled_rows(m) * groups * 2 * 4);
+  const int64_t sums = m * groups * (2 * 4 + 4), tiles = tiled_rows(m) * groups * 2 * 4;
+  return int8_activation_bytes(m, k, 1) + static_cast<uint64_t>(sums + tiles);
 }
 
 KquantActivations kquant_activations_in(const std::byte* buffer, int64_t m, int64_t k) {
@@ -23,7 +24,8 @@ KquantActivations kquant_activations_in(const std::byte* buffer, int64_t m, int6
   const auto* scaled_sums = reinterpret_cast<const float*>(bytes + int8_bytes + 8 * m * groups);
   const float* tile_scales = scaled_sums + m * groups;
   const float* tile_scaled_sums = tile_scales + tiled_rows(m) * groups;
-  return KquantActivations{int8_activations_in(bytes, m, k, 1), scaled_sums, neg_half_sums, tile_scales, tile_scaled_sums};
+  return KquantActivations{int8_activations_in(bytes, m, k, 1), scaled_sums, neg_half_sums, tile_scales,
+                           tile_scaled_sums};
 }
 
 namespace {

@@ -13,7 +13,8 @@ struct Q6KPolicy : KquantUnsignedCodesAvx2 {
   };
   static void load_scales(const std::byte* side, int h, Scales& s) {
     const __m256 d = kquant_fp16_half(side + 256, h);
-    for (int sub = 0; sub < 16; ++sub) s.step[sub] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(kquant_i8_half(side + 16 * sub, h)));
+    for (int sub = 0; sub < 16; ++sub)
+      s.step[sub] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(kquant_i8_half(side + 16 * sub, h)));
   }
   static __m256i with_high(__m256i low, __m256i plane, int v) {
     const __m256i shifted = v == 0 ? _mm256_slli_epi16(plane, 4)

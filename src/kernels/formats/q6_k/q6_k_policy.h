@@ -21,7 +21,8 @@ struct Q6KPolicy {
   // side: sub-block s's int8 scales of 16 rows at 16·s, then d [16] fp16 at 256.
   static void load_scales(const std::byte* side, Scales& s) {
     const __m512 d = kquant_fp16_field(side + 256);
-    for (int sub = 0; sub < 16; ++sub) s.step[sub] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(kquant_i8_field(side + 16 * sub)));
+    for (int sub = 0; sub < 16; ++sub)
+      s.step[sub] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(kquant_i8_field(side + 16 * sub)));
   }
   // The high 2 bits of quad v sit at bits 2v, 2v+1 of each byte of the group's half-plane: moved to
   // bits 4–5 (16-bit shifts; the mask drops what crossed from the neighbouring byte).
