@@ -86,10 +86,64 @@ void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel,
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy, mask, acc[r]);
 }
 
+// One token × one panel (decode, and a batch's last lone token): kquant_tile<P, 1>'s arithmetic with
+// more independent work in flight — two groups at a time, and each group's halves in two dot chains
+// even where the type has one dot a group (added in int32 before finish(): exact). A group's eight
+// `vpdpbusd` in one chain left a thread at ~29 cycles a Q4_K group from L2 on the AMX Xeon; with
+// these, ~24 (docs/benchmarks.md).
+template <class P>
+void kquant_token_tile(const KquantActivations& a, int64_t r0, const std::byte* panel, int64_t superblocks, float* y,
+                       int64_t, int64_t rows, KquantPrefetch prefetch) {
+  constexpr int kPair = 2;
+  static_assert(kGroupsPerSuperblock % kPair == 0);
+  const int64_t groups = a.codes.groups;
+  const int8_t* xq = a.codes.q + r0 * groups * kKquantGroup;   // [groups, 32]
+  const int32_t* neg_half_sums = a.neg_half_sums + r0 * groups * 2;  // [groups, 2]
+  const float* sx = a.codes.scales + r0 * groups;                // [groups]
+  const float* scaled_sums = a.scaled_sums + r0 * groups;        // [groups]
+  constexpr int64_t kStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b = 0; b < superblocks; ++b) {
+    const std::byte* codes = panel + b * kStride;
+    typename P::Scales scales;
+    P::load_scales(codes + P::kCodeBytes, scales);
+    for (int64_t j0 = 0; j0 < kGroupsPerSuperblock; j0 += kPair) {
+      __m512i lo[kPair], hi[kPair];  // registers only while every loop over them is unrolled
+#pragma GCC unroll 2
+      for (int u = 0; u < kPair; ++u) {
+        kquant_prefetch_ahead<kStride>(codes, j0 + u, prefetch);
+        const int32_t* half_sums = neg_half_sums + (b * kGroupsPerSuperblock + j0 + u) * 2;
+        lo[u] = P::start(half_sums);
+        hi[u] = P::kHalves ? P::start(half_sums + 1) : _mm512_setzero_si512();
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v)
+#pragma GCC unroll 2
+        for (int u = 0; u < kPair; ++u) {
+          __m512i w_lo, w_hi;
+          P::codes(codes, j0 + u, v, w_lo, w_hi);
+          const int8_t* x = xq + (b * kGroupsPerSuperblock + j0 + u) * kKquantGroup;
+          int32_t quad_lo, quad_hi;
+          std::memcpy(&quad_lo, x + 4 * v, 4);
+          std::memcpy(&quad_hi, x + 16 + 4 * v, 4);
+          lo[u] = _mm512_dpbusd_epi32(lo[u], w_lo, _mm512_set1_epi32(quad_lo));
+          hi[u] = _mm512_dpbusd_epi32(hi[u], w_hi, _mm512_set1_epi32(quad_hi));
+        }
+#pragma GCC unroll 2
+      for (int u = 0; u < kPair; ++u) {
+        const int64_t j = j0 + u, g = b * kGroupsPerSuperblock + j;
+        const __m512i dot = P::kHalves ? lo[u] : _mm512_add_epi32(lo[u], hi[u]);
+        acc = P::finish(acc, dot, hi[u], scales, j, sx[g], scaled_sums[g]);
+      }
+    }
+  }
+  _mm512_mask_storeu_ps(y, static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1), acc);
+}
+
 template <class P, int... R>
 constexpr auto kquant_tiles(std::integer_sequence<int, R...>) {
   using Tile = void (*)(const KquantActivations&, int64_t, const std::byte*, int64_t, float*, int64_t, int64_t, KquantPrefetch);
-  return std::array<Tile, sizeof...(R)>{kquant_tile<P, R + 1>...};
+  return std::array<Tile, sizeof...(R)>{(R == 0 ? kquant_token_tile<P> : kquant_tile<P, R + 1>)...};
 }
 
 // y[m, n] for panels [panel_begin, panel_end) of w (a panels view of P's type).
