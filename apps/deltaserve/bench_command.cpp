@@ -17,6 +17,7 @@
 #include "bench_speculative.h"
 #include "cli_errors.h"
 #include "engine/qwen35_step_model.h"
+#include "engine/sampler.h"
 #include "engine_options.h"
 #include "run_options.h"
 #include "commands.h"
@@ -404,7 +405,7 @@ int run_bench(const BenchOptions& options) {
       const int64_t segment = std::min(kDecodeSegment, options.decode_tokens - done);
       const auto start = Clock::now();
       for (int64_t i = 0; i < segment; ++i) {
-        int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        int32_t next = argmax(logits);  // the engine's greedy choice
         begin_op_step("decode");
         if (Status s = runner.feed(std::span(&next, 1), LogitsRows::last, logits); !s.ok()) return report_error(s);
       }

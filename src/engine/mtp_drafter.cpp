@@ -4,13 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/sampler.h"  // argmax: the head's logit index of the largest value (token_of maps it to a token)
+
 namespace ds {
-namespace {
-
-// The head's logit index of the largest value (token_of maps it to a token).
-int64_t argmax(const float* row, int64_t n) { return std::max_element(row, row + n) - row; }
-
-}  // namespace
 
 Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(StepModel& model, const DraftVocab& vocab) {
   const int64_t layers = model.num_mtp_layers();
@@ -105,7 +101,7 @@ Status MtpDrafter::computed(std::span<const ComputedRows> rows, HybridCache& cac
   for (const ComputedRows* c : now) {
     if (!c->predicts) continue;
     Next& next = next_[c->id];
-    next.draft = token_of(argmax(logits_.data() + out * V, V));
+    next.draft = token_of(argmax(std::span<const float>(logits_.data() + out * V, static_cast<size_t>(V))));
     next.hidden.assign(out_.begin() + out * H, out_.begin() + (out + 1) * H);
     ++out;
   }
@@ -161,7 +157,7 @@ Status MtpDrafter::propose(std::span<DraftRequest> requests, HybridCache& cache)
     DS_TRY(model_.mtp_forward(batch, step, pair_.data(), cache, logits_.data(), out_.data()));
     for (int64_t j = 0; j < rows; ++j) {
       const size_t i = in[static_cast<size_t>(j)];
-      requests[i].drafts->push_back(token_of(argmax(logits_.data() + j * V, V)));
+      requests[i].drafts->push_back(token_of(argmax(std::span<const float>(logits_.data() + j * V, static_cast<size_t>(V)))));
       std::copy_n(out_.begin() + j * H, H, chain_.begin() + static_cast<int64_t>(i) * H);
     }
   }

@@ -1,5 +1,5 @@
 // Sampler: candidates are the tokens within 40 nats of the best (each one left out has probability
-// below 5e-18), sorted once; the softmax and the draw run in double precision.
+// below 5e-18), selected, never sorted whole; the softmax and the draw run in double precision.
 #include "engine/sampler.h"
 
 #include <algorithm>
@@ -10,14 +10,36 @@ namespace {
 
 constexpr double kCandidateRange = 40.0;  // nats below the best scaled logit still considered
 
-bool more_likely(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
+// Higher logit first; among equals the lower token id.
+bool higher_logit(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
   return a.first != b.first ? a.first > b.first : a.second < b.second;
+}
+bool more_likely(const Sampler::Candidate& a, const Sampler::Candidate& b) {
+  return a.scaled != b.scaled ? a.scaled > b.scaled : a.token < b.token;
+}
+
+// The largest logit (NaN never is): 16 running maxima side by side, so the compare chain
+// vectorises instead of waiting on itself at every element (std::max_element: 0.28 ms over a
+// 248,320-token vocabulary; this: docs/benchmarks.md).
+float max_logit(std::span<const float> logits) {
+  constexpr size_t kLanes = 16;
+  float lane[kLanes];
+  for (float& l : lane) l = -INFINITY;
+  size_t i = 0;
+  for (; i + kLanes <= logits.size(); i += kLanes)
+    for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + l] > lane[l] ? logits[i + l] : lane[l];
+  float best = -INFINITY;
+  for (; i < logits.size(); ++i) best = logits[i] > best ? logits[i] : best;
+  for (float l : lane) best = l > best ? l : best;
+  return best;
 }
 
 }  // namespace
 
 int32_t argmax(std::span<const float> logits) {
-  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const float best = max_logit(logits);
+  const auto first = std::find(logits.begin(), logits.end(), best);
+  return first == logits.end() ? 0 : static_cast<int32_t>(first - logits.begin());
 }
 
 Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> prompt, uint64_t seed)
@@ -49,55 +71,94 @@ std::span<const float> Sampler::penalised(std::span<const float> logits) {
   return work_;
 }
 
+// The candidates are never sorted whole: top-k and top-p find their cut by bands of logit
+// (most_likely), each kept candidate's weight is computed once (after top-k: a count needs none),
+// and the draw walks the kept ones in whatever order they are — any fixed order draws from the same
+// distribution. Sorting all of them (tens of thousands within 40 nats under a temperature) took
+// 17–21 ms a token over a 248,320-token vocabulary (docs/benchmarks.md).
 int32_t Sampler::draw(std::span<const float> logits) {
   if (params_.temperature == 0.0f) return argmax(logits);
   const double inv_t = 1.0 / params_.temperature;
-  const double best = *std::max_element(logits.begin(), logits.end()) * inv_t;
+  const double best = static_cast<double>(max_logit(logits)) * inv_t;
   // min_p keeps p ≥ min_p · p_max, i.e. scaled logits ≥ best + log(min_p).
   const double floor = params_.min_p > 0.0f ? std::max(best + std::log(double(params_.min_p)), best - kCandidateRange)
                                             : best - kCandidateRange;
   candidates_.clear();
-  double total = 0.0;  // softmax denominator over every token min_p keeps
-  const double min_p_floor = params_.min_p > 0.0f ? best + std::log(double(params_.min_p)) : -INFINITY;
   for (size_t i = 0; i < logits.size(); ++i) {
     const double scaled = logits[i] * inv_t;
-    if (scaled >= min_p_floor) total += std::exp(scaled - best);
-    if (scaled >= floor) candidates_.emplace_back(static_cast<float>(scaled), static_cast<int32_t>(i));
+    if (scaled >= floor) candidates_.push_back({scaled, 0.0, static_cast<int32_t>(i), 0});
   }
-  std::sort(candidates_.begin(), candidates_.end(), more_likely);
-  weights_.resize(candidates_.size());
-  for (size_t i = 0; i < candidates_.size(); ++i) weights_[i] = std::exp(double(candidates_[i].first) - best);
+  if (candidates_.empty()) return argmax(logits);  // no finite logit: nothing to weigh
+  const Bands bands{best, (best - floor) / kBands};
   size_t keep = candidates_.size();
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
-    keep = static_cast<size_t>(params_.top_k);
-    total = 0.0;  // top-p then works on the renormalised top-k distribution
-    for (size_t i = 0; i < keep; ++i) total += weights_[i];
+    const auto k = static_cast<size_t>(params_.top_k);  // top-p then works on the renormalised top-k distribution
+    double unweighed = 0.0;
+    keep = most_likely(keep, bands, [k](size_t count, double) { return count >= k; }, unweighed);
   }
-  if (params_.top_p < 1.0f) {  // the smallest prefix whose probability reaches top_p (at least one token)
-    double mass = 0.0;
-    for (size_t i = 0; i < keep; ++i) {
-      mass += weights_[i];
-      if (mass >= params_.top_p * total) {
-        keep = i + 1;
-        break;
-      }
-    }
+  // Weighed only once kept: a top-k cut needs no weights, and exp is most of a draw's time.
+  double kept = 0.0;  // the softmax denominator of the kept tokens
+  for (size_t i = 0; i < keep; ++i) {
+    candidates_[i].weight = std::exp(candidates_[i].scaled - best);
+    kept += candidates_[i].weight;
   }
-  double kept = 0.0;
-  for (size_t i = 0; i < keep; ++i) kept += weights_[i];
+  if (params_.top_p < 1.0f) {
+    const double target = params_.top_p * kept;
+    keep = most_likely(keep, bands, [target](size_t, double mass) { return mass >= target; }, kept);
+  }
   const double target = static_cast<double>(rng_.next() >> 11) * (1.0 / 9007199254740992.0) * kept;
   double cumulative = 0.0;
   for (size_t i = 0; i < keep; ++i) {
-    cumulative += weights_[i];
-    if (target < cumulative) return candidates_[i].second;
+    cumulative += candidates_[i].weight;
+    if (target < cumulative) return candidates_[i].token;
   }
-  return candidates_[keep - 1].second;
+  return candidates_[keep - 1].token;  // rounding left the target at the very end
+}
+
+// One pass counts and weighs the candidates by band (band 0 holds the best); the bands before the
+// one where `done` first holds are kept whole, and only that band is sorted and walked. Two more
+// passes partition them; no sort of more than one band (all of them only when every candidate
+// falls in one band, as with equal logits).
+size_t Sampler::most_likely(size_t keep, const Bands& bands, FunctionRef<bool(size_t, double)> done, double& mass) {
+  band_counts_.assign(kBands, 0);
+  band_weights_.assign(kBands, 0.0);
+  const double per_band = 1.0 / bands.width;
+  const auto first = candidates_.begin(), last = first + static_cast<std::ptrdiff_t>(keep);
+  for (auto it = first; it != last; ++it) {
+    it->band = static_cast<int32_t>(std::min<double>(kBands - 1, (bands.best - it->scaled) * per_band));
+    ++band_counts_[static_cast<size_t>(it->band)];
+    band_weights_[static_cast<size_t>(it->band)] += it->weight;
+  }
+  size_t count = 0, cut = kBands - 1;
+  mass = 0.0;
+  for (size_t band = 0; band < kBands; ++band) {
+    if (done(count + band_counts_[band], mass + band_weights_[band])) {
+      cut = band;
+      break;
+    }
+    count += band_counts_[band];
+    mass += band_weights_[band];
+  }
+  const auto band = static_cast<int32_t>(cut);
+  const auto cut_begin = std::partition(first, last, [band](const Candidate& c) { return c.band < band; });
+  const auto cut_end = std::partition(cut_begin, last, [band](const Candidate& c) { return c.band == band; });
+  std::sort(cut_begin, cut_end, more_likely);
+  for (auto it = cut_begin; it != cut_end; ++it) {
+    ++count;
+    mass += it->weight;
+    if (done(count, mass)) return static_cast<size_t>(it - first) + 1;
+  }
+  return static_cast<size_t>(cut_end - first);  // rounding: reached only with the whole band
 }
 
 void Sampler::fill_logprobs(std::span<const float> logits, SampledToken& out) const {
-  const float best = *std::max_element(logits.begin(), logits.end());
+  const float best = max_logit(logits);
+  // Tokens more than kCandidateRange below the best are left out of the sum: under e^-40 each,
+  // under 1e-12 of it over the whole vocabulary.
+  const double floor = static_cast<double>(best) - kCandidateRange;
   double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l) - best);
+  for (float l : logits)
+    if (l >= floor) sum += std::exp(double(l) - best);
   const double log_z = best + std::log(sum);
   out.logprob = static_cast<float>(logits[out.token] - log_z);
   out.top.clear();
@@ -110,14 +171,14 @@ void Sampler::fill_logprobs(std::span<const float> logits, SampledToken& out) co
     const std::pair<float, int32_t> entry{logits[i], static_cast<int32_t>(i)};
     if (heap.size() < k) {
       heap.push_back(entry);
-      std::push_heap(heap.begin(), heap.end(), more_likely);
-    } else if (more_likely(entry, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), more_likely);
+      std::push_heap(heap.begin(), heap.end(), higher_logit);
+    } else if (higher_logit(entry, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), higher_logit);
       heap.back() = entry;
-      std::push_heap(heap.begin(), heap.end(), more_likely);
+      std::push_heap(heap.begin(), heap.end(), higher_logit);
     }
   }
-  std::sort(heap.begin(), heap.end(), more_likely);
+  std::sort(heap.begin(), heap.end(), higher_logit);
   for (const auto& [logit, token] : heap) out.top.push_back({token, static_cast<float>(logit - log_z)});
 }
 

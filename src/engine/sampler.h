@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/sampling_params.h"
+#include "util/function_ref.h"
 #include "util/random.h"
 
 namespace ds {
@@ -27,6 +28,14 @@ struct SampledToken {
 
 class Sampler {
  public:
+  // A token within reach of the draw: its logit / temperature and e^(that − the best's).
+  struct Candidate {
+    double scaled;
+    double weight;
+    int32_t token;
+    int32_t band;  // most_likely()'s band of scaled logit
+  };
+
   // `prompt`: the request's prompt (the repetition penalty covers it); `seed` replaces params.seed
   // when that is empty.
   Sampler(const SamplingParams& params, std::span<const int32_t> prompt, uint64_t seed);
@@ -38,14 +47,24 @@ class Sampler {
   std::span<const float> penalised(std::span<const float> logits);
   int32_t draw(std::span<const float> logits);
   void fill_logprobs(std::span<const float> logits, SampledToken& out) const;
+  // Bands of scaled logit below the best, `width` wide: how top-k and top-p find their cut.
+  static constexpr size_t kBands = 1024;
+  struct Bands {
+    double best, width;
+  };
+  // Moves the smallest set of most likely candidates of candidates_[0, keep) for which
+  // done(count, weight) holds to the front (in no particular order) and returns its size; its weight
+  // in `mass`.
+  size_t most_likely(size_t keep, const Bands& bands, FunctionRef<bool(size_t, double)> done, double& mass);
 
   SamplingParams params_;
   Xoshiro256 rng_;
   std::vector<int32_t> prompt_tokens_;                 // sorted, unique: the repetition penalty's prompt set
   std::unordered_map<int32_t, int32_t> output_counts_;  // generated token → occurrences
   std::vector<float> work_;                            // [vocab] penalised logits (reused)
-  std::vector<std::pair<float, int32_t>> candidates_;  // (scaled logit, token), reused
-  std::vector<double> weights_;                        // candidate probabilities (unnormalised)
+  std::vector<Candidate> candidates_;  // reused
+  std::vector<size_t> band_counts_;    // [kBands], reused
+  std::vector<double> band_weights_;   // [kBands], reused
 };
 
 // Index of the largest logit (the lowest index among equals).

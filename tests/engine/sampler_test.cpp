@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "util/random.h"
 
 namespace ds {
 namespace {
@@ -68,6 +71,70 @@ TEST(Sampler, TopKTopPMinPRestrictTheCandidates) {
   counts = histogram(params, logits, 2000);
   EXPECT_EQ(counts.count(2), 0u);
   EXPECT_EQ(counts.size(), 2u);
+}
+
+// The cuts over a large vocabulary, against their definition on a fully sorted one: top-k keeps the
+// k highest logits (lower ids first among equals), top-p the smallest prefix of what is left whose
+// renormalised mass reaches p; every draw falls in that set, and its frequent tokens come up as often
+// as their probability says.
+std::vector<double> kept_distribution(const std::vector<float>& logits, double temperature, int64_t top_k, double top_p) {
+  std::vector<int32_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  size_t keep = top_k > 0 ? std::min(order.size(), static_cast<size_t>(top_k)) : order.size();
+  const double best = logits[order[0]] / temperature;
+  std::vector<double> weight(keep);
+  double total = 0.0;
+  for (size_t i = 0; i < keep; ++i) total += weight[i] = std::exp(logits[order[i]] / temperature - best);
+  double mass = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    mass += weight[i];
+    if (mass >= top_p * total) {
+      keep = i + 1;
+      break;
+    }
+  }
+  std::vector<double> p(logits.size(), 0.0);
+  for (size_t i = 0; i < keep; ++i) p[static_cast<size_t>(order[i])] = weight[i] / mass;
+  return p;
+}
+
+TEST(Sampler, CutsOverALargeVocabularyFollowTheirDefinition) {
+  Xoshiro256 rng(3);
+  std::vector<float> logits(5000);
+  for (float& l : logits) l = static_cast<float>(static_cast<double>(rng.next() >> 11) * 0x1p-53 * 12.0);
+  for (int i = 0; i < 8; ++i) logits[static_cast<size_t>(rng.next() % logits.size())] += 9.0f;
+  struct Case {
+    float temperature;
+    int64_t top_k;
+    float top_p;
+  };
+  for (const Case c : {Case{0.8f, 50, 0.9f}, Case{1.0f, 0, 0.3f}, Case{0.7f, 5, 1.0f}, Case{1.5f, 0, 0.05f}}) {
+    SamplingParams params;
+    params.temperature = c.temperature;
+    params.top_k = c.top_k;
+    params.top_p = c.top_p;
+    const std::vector<double> want = kept_distribution(logits, c.temperature, c.top_k, c.top_p);
+    const int draws = 10000;
+    const auto counts = histogram(params, logits, draws);
+    for (const auto& [token, count] : counts)
+      EXPECT_GT(want[static_cast<size_t>(token)], 0.0) << "token " << token << " drawn outside the cut";
+    for (size_t token = 0; token < want.size(); ++token)
+      if (want[token] > 0.02) {
+        const auto it = counts.find(static_cast<int32_t>(token));
+        const double seen = it == counts.end() ? 0.0 : it->second / double(draws);
+        EXPECT_NEAR(seen, want[token], 0.02) << "token " << token << ", T " << c.temperature << ", k " << c.top_k;
+      }
+  }
+}
+
+TEST(Sampler, TopKAmongEqualLogitsKeepsTheLowestIds) {
+  SamplingParams params;
+  params.temperature = 1.0f;
+  params.top_k = 3;
+  const auto counts = histogram(params, std::vector<float>(1000, 0.5f), 600);
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_TRUE(counts.count(0) && counts.count(1) && counts.count(2));
 }
 
 TEST(Sampler, PenaltiesFollowVllm) {
