@@ -80,6 +80,7 @@ int32_t Sampler::draw(std::span<const float> logits) {
   if (params_.temperature == 0.0f) return argmax(logits);
   const double inv_t = 1.0 / params_.temperature;
   const double best = static_cast<double>(max_logit(logits)) * inv_t;
+  if (!std::isfinite(best)) return argmax(logits);  // an infinite logit, or none above −∞: nothing to weigh
   // min_p keeps p ≥ min_p · p_max, i.e. scaled logits ≥ best + log(min_p).
   const double floor = params_.min_p > 0.0f ? std::max(best + std::log(double(params_.min_p)), best - kCandidateRange)
                                             : best - kCandidateRange;
@@ -88,8 +89,8 @@ int32_t Sampler::draw(std::span<const float> logits) {
     const double scaled = logits[i] * inv_t;
     if (scaled >= floor) candidates_.push_back({scaled, 0.0, static_cast<int32_t>(i), 0});
   }
-  if (candidates_.empty()) return argmax(logits);  // no finite logit: nothing to weigh
-  const Bands bands{best, (best - floor) / kBands};
+  // Bands across [floor, best]; min_p = 1 leaves no width (every candidate equals the best).
+  const Bands bands{best, best > floor ? (best - floor) / kBands : 1.0};
   size_t keep = candidates_.size();
   if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) {
     const auto k = static_cast<size_t>(params_.top_k);  // top-p then works on the renormalised top-k distribution

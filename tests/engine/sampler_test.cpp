@@ -137,6 +137,21 @@ TEST(Sampler, TopKAmongEqualLogitsKeepsTheLowestIds) {
   EXPECT_TRUE(counts.count(0) && counts.count(1) && counts.count(2));
 }
 
+TEST(Sampler, NonFiniteLogitsAndDegenerateCutsStillDrawATokenOfTheirs) {
+  SamplingParams params;
+  params.temperature = 0.8f;
+  params.top_k = 2;
+  params.top_p = 0.5f;
+  const float inf = INFINITY, nan = NAN;
+  // An infinite logit takes all the mass; NaN is never drawn; all −∞ falls back to the first token.
+  EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{0.0f, inf, 1.0f, inf}).token, 1);
+  EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{nan, -inf, 2.0f, nan}).token, 2);
+  EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{-inf, -inf, -inf}).token, 0);
+  params.top_p = 1.0f;
+  params.min_p = 1.0f;  // keeps only the best (two of them): bands of no width
+  EXPECT_EQ(histogram(params, {0.5f, 3.0f, 3.0f, 1.0f}, 200).size(), 2u);
+}
+
 TEST(Sampler, PenaltiesFollowVllm) {
   SamplingParams params;
   params.repetition_penalty = 2.0f;
