@@ -97,7 +97,7 @@ int32_t Sampler::draw(std::span<const float> logits) {
     double unweighed = 0.0;
     keep = most_likely(keep, bands, [k](size_t count, double) { return count >= k; }, unweighed);
   }
-  // Weighed only once kept: a top-k cut needs no weights, and exp is most of a draw's time.
+  // Weighed only once kept: a top-k cut needs none.
   double kept = 0.0;  // the softmax denominator of the kept tokens
   for (size_t i = 0; i < keep; ++i) {
     candidates_[i].weight = std::exp(candidates_[i].scaled - best);
