@@ -31,11 +31,11 @@ CpuTuning detect_tuning() {
   CpuTuning tuning;
   if (vendor_is("GenuineIntel")) {
     tuning.decode_prefetch = {2304, 3};
-    tuning.kquant_decode_prefetch = {18 * 1024, true, true, 3};
+    tuning.kquant_decode_prefetch = {{18 * 1024, 3}, true, true};
   }
   // Family 25 is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.
   if (vendor_is("AuthenticAMD") && cpu_family() == 25)
-    tuning.kquant_decode_prefetch = __builtin_cpu_supports("avx512f") ? KquantPrefetch{48 * 1024, true} : KquantPrefetch{3072, false};
+    tuning.kquant_decode_prefetch = __builtin_cpu_supports("avx512f") ? KquantPrefetch{{48 * 1024}, true} : KquantPrefetch{{3072}, false};
   return tuning;
 }
 

@@ -14,11 +14,9 @@ struct StreamPrefetch {
 };
 
 // The same for the K-quant panels, and where to.
-struct KquantPrefetch {
-  int64_t bytes = 0;       // 0: none
+struct KquantPrefetch : StreamPrefetch {
   bool into_l2 = false;    // prefetcht1 (else prefetcht0, into L1)
   bool per_group = false;  // a superblock's lines an eighth before each of its groups (else all before its first)
-  int requests = 1;        // 1 to 3
 };
 
 struct CpuTuning {
@@ -55,7 +53,7 @@ struct CpuTuning {
   // the kernels' prefetch and no arithmetic streams 34–35 GB/s). The AMD choices were measured
   // issued together, one request a line, and keep that. Every other CPU takes Zen 5's until
   // measured (docs/benchmarks.md).
-  KquantPrefetch kquant_decode_prefetch = {6144, false};
+  KquantPrefetch kquant_decode_prefetch = {{6144}, false};
 };
 
 const CpuTuning& cpu_tuning();  // for this CPU, detected once

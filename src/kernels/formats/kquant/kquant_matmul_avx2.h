@@ -117,7 +117,7 @@ void kquant_tile_avx2(const KquantActivations& a, int64_t r0, const std::byte* p
         // kPairSums (1, 2 or 4) pair vectors are summed in int16, then widened and added.
         constexpr int kSums = P::kPairSums;
         static_assert(kSums == 1 || kSums == 2 || kSums == 4, "pair sums: 1, 2 or 4 of a group's 4 quads");
-        __m256i sum_lo[T], sum_hi[T];
+        __m256i sum_lo[T] = {}, sum_hi[T] = {};  // set at v % kSums == 0; initialised for GCC 12's -Wmaybe-uninitialized
         for (int v = 0; v < 4; ++v) {
           __m256i w_lo, w_hi;
           P::codes(codes, j, v, h, w_lo, w_hi);
