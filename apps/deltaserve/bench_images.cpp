@@ -66,9 +66,9 @@ class TimedBackend final : public Backend {
   void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) override {
     inner_.rope(x, tokens, heads, head_dim, angles);
   }
-  void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                          float* out) override {
-    inner_.causal_conv1d_silu(x, n, channels, w, state, out);
+  void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, const float* state_in,
+                          float* state_out, float* out) override {
+    inner_.causal_conv1d_silu(x, n, channels, w, state_in, state_out, out);
   }
   void gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
                                 const float* beta, int64_t n, const DeltaNetShape& shape, float* state,
@@ -76,9 +76,9 @@ class TimedBackend final : public Backend {
     inner_.gated_delta_rule_chunked(q, k, v, qkv_stride, g, beta, n, shape, state, out);
   }
   void gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
-                                  const float* beta, int64_t n, const DeltaNetShape& shape, float* state,
-                                  float* out) override {
-    inner_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+                                  const float* beta, int64_t n, const DeltaNetShape& shape, const float* state_in,
+                                  float* state_out, float* out) override {
+    inner_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state_in, state_out, out);
   }
   void copy(void* dst, const void* src, uint64_t bytes) override { inner_.copy(dst, src, bytes); }
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,

@@ -57,7 +57,7 @@ Result<PrefixCacheResult> run_prefix_cache(Engine& engine, int64_t vocab, int64_
 }
 
 SnapshotCost measure_snapshot_cost(const CacheGeometry& g, Backend& backend) {
-  DeltaNetStateCache cache(2, 1, g.deltanet_layers, g.conv_channels, g.conv_history, g.num_v_heads, g.k_dim, g.v_dim);
+  DeltaNetStateCache cache(2, 0, 1, g.deltanet_layers, g.conv_channels, g.conv_history, g.num_v_heads, g.k_dim, g.v_dim);
   const std::vector<int32_t> prefix{1, 2, 3};
   const uint64_t key = prefix_keys(prefix, 0).back();
   const int32_t slot = *cache.allocate(-1, backend);

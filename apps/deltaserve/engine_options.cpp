@@ -160,8 +160,9 @@ void log_engine_limits(const Engine& engine, const EngineOptions& options) {
   const int64_t block_size = engine.block_size();
   log::info("engine: cache ", human_bytes(l.cache_bytes), " of ", human_bytes(options.cache_memory), ": ",
             l.capacity.num_blocks, " ", kv_dtype_name(engine.kv_dtype()), " KV blocks of ", block_size, " tokens (",
-            l.capacity.num_blocks * block_size, " positions), ", l.capacity.num_slots, " DeltaNet state slots; up to ", options.limits.max_seqs,
-            " sequences and ", options.limits.max_batch_tokens, " tokens per step");
+            l.capacity.num_blocks * block_size, " positions), ", l.capacity.num_slots, " DeltaNet state slots",
+            l.capacity.num_spare_slots > 0 ? " (each with a spare that speculative verifies write into)" : "",
+            "; up to ", options.limits.max_seqs, " sequences and ", options.limits.max_batch_tokens, " tokens per step");
   if (l.capacity.num_snapshots == 0) {
     log::info("engine: prefix cache off");
   } else {

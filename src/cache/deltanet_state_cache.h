@@ -1,6 +1,7 @@
 // DeltaNetStateCache: the manager of the Gated DeltaNet layers' state — a slot per running
-// sequence, and snapshots of slots at 64-token chunk boundaries of prompts, from which a later
-// sequence with the same prefix starts instead of computing it again.
+// sequence (with speculative decoding also a spare, which a verify writes its state into), and
+// snapshots of slots at 64-token chunk boundaries of prompts, from which a later sequence with the
+// same prefix starts instead of computing it again.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,9 @@ namespace ds {
 
 class DeltaNetStateCache {
  public:
-  DeltaNetStateCache(int64_t num_slots, int64_t num_snapshots, int64_t num_layers, int64_t conv_channels,
-                     int64_t conv_history, int64_t num_v_heads, int64_t k_dim, int64_t v_dim);
+  // Slot ids [0, num_slots) are sequences' slots, [num_slots, num_slots + num_spares) spares.
+  DeltaNetStateCache(int64_t num_slots, int64_t num_spares, int64_t num_snapshots, int64_t num_layers,
+                     int64_t conv_channels, int64_t conv_history, int64_t num_v_heads, int64_t k_dim, int64_t v_dim);
 
   DeltaNetStateSlots& storage() { return slots_; }
   const DeltaNetStateSlots& storage() const { return slots_; }
@@ -26,7 +28,9 @@ class DeltaNetStateCache {
 
   // A slot holding the empty state, or a copy of `snapshot` (≥ 0); nullopt when none is free.
   std::optional<int32_t> allocate(int32_t snapshot, Backend& backend);
-  void release(int32_t slot);
+  // A spare slot (its contents whatever was left there); nullopt when none is free.
+  std::optional<int32_t> allocate_spare();
+  void release(int32_t slot);  // a slot or a spare
 
   std::optional<int32_t> find_snapshot(uint64_t key, std::span<const int32_t> prefix) const {
     return snapshots_.find(key, prefix);
@@ -39,7 +43,9 @@ class DeltaNetStateCache {
  private:
   DeltaNetStateSlots slots_;
   SnapshotPool snapshots_;
-  std::vector<int32_t> free_;  // free slot ids, popped from the back
+  int64_t num_slots_;
+  std::vector<int32_t> free_;         // free slot ids, popped from the back
+  std::vector<int32_t> free_spares_;  // free spare ids, the same
 };
 
 }  // namespace ds

@@ -41,18 +41,23 @@ uint64_t CacheGeometry::identity() const {
 }
 
 Result<CacheCapacity> size_cache(const CacheGeometry& g, uint64_t budget_bytes, int64_t max_seqs,
-                                 uint64_t prefix_cache_bytes) {
+                                 uint64_t prefix_cache_bytes, bool spare_slots) {
   if (max_seqs < 1) return Status::errorf("max sequences must be at least 1, found ", max_seqs);
-  const uint64_t slot = std::max<uint64_t>(g.slot_bytes(), 1), block = std::max<uint64_t>(g.block_bytes(), 1);
-  const uint64_t minimum = slot + block * static_cast<uint64_t>(kSnapshotGrid / g.block_size);
+  const uint64_t slots_per_sequence = spare_slots ? 2 : 1;
+  // What one sequence's state takes: its slot, and its spare with speculative decoding.
+  const uint64_t slot = std::max<uint64_t>(g.slot_bytes(), 1), state = slot * slots_per_sequence;
+  const uint64_t block = std::max<uint64_t>(g.block_bytes(), 1);
+  const uint64_t minimum = state + block * static_cast<uint64_t>(kSnapshotGrid / g.block_size);
   if (budget_bytes < minimum)
     return Status::errorf("cache memory of ", budget_bytes, " bytes cannot hold one sequence of ", kSnapshotGrid,
-                          " tokens (", minimum, " bytes: a DeltaNet state slot of ", g.slot_bytes(), " + ",
-                          kSnapshotGrid, " tokens of KV at ", g.block_bytes(), " bytes per ", g.block_size,
+                          " tokens (", minimum, " bytes: ", spare_slots ? "two DeltaNet state slots (its own and the "
+                          "spare a speculative verify writes into) of " : "a DeltaNet state slot of ", g.slot_bytes(),
+                          " + ", kSnapshotGrid, " tokens of KV at ", g.block_bytes(), " bytes per ", g.block_size,
                           "-token block)");
   CacheCapacity capacity;
-  capacity.num_slots = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(max_seqs), std::max<uint64_t>(1, budget_bytes / 2 / slot)));
-  capacity.num_blocks = static_cast<int64_t>((budget_bytes - static_cast<uint64_t>(capacity.num_slots) * slot) / block);
+  capacity.num_slots = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(max_seqs), std::max<uint64_t>(1, budget_bytes / 2 / state)));
+  capacity.num_spare_slots = spare_slots ? capacity.num_slots : 0;
+  capacity.num_blocks = static_cast<int64_t>((budget_bytes - static_cast<uint64_t>(capacity.num_slots) * state) / block);
   // A model without attention layers needs no KV, but block tables still count positions.
   if (g.block_bytes() == 0) capacity.num_blocks = static_cast<int64_t>(std::min<uint64_t>(budget_bytes, uint64_t{1} << 20));
   // Each snapshot may carry a KV tail block (rule 4), so each is counted with one. The cap only
@@ -69,8 +74,11 @@ HybridCache::HybridCache(const CacheGeometry& g, const CacheCapacity& capacity, 
       policy_(std::move(policy)),
       num_slots_(capacity.num_slots),
       attention_(capacity.num_blocks, g.block_size, g.attention_layers, g.num_kv_heads, g.head_dim, g.kv_dtype),
-      deltanet_(capacity.num_slots, capacity.num_snapshots, g.deltanet_layers, g.conv_channels, g.conv_history,
-                g.num_v_heads, g.k_dim, g.v_dim) {
+      deltanet_(capacity.num_slots, capacity.num_spare_slots, capacity.num_snapshots, g.deltanet_layers,
+                g.conv_channels, g.conv_history, g.num_v_heads, g.k_dim, g.v_dim),
+      spares_(capacity.num_spare_slots > 0) {
+  DS_CHECK(capacity.num_spare_slots == 0 || capacity.num_spare_slots == capacity.num_slots,
+           "a spare state slot for every slot or none: ", capacity.num_spare_slots, " spares for ", capacity.num_slots);
   DS_CHECK(kSnapshotGrid % g.block_size == 0, "KV block size ", g.block_size, " must divide ", kSnapshotGrid);
   attention_.set_listener(&listeners_);
   deltanet_.snapshots().set_listener(&listeners_);
@@ -164,9 +172,7 @@ void HybridCache::apply(const CachePlan& plan) {
     attention_.share(s.blocks, restore.prompt, restore.keys, restore.hit.blocks, !restore.hit.exact);
     s.keyed_blocks = restore.hit.blocks;
     s.exact = restore.hit.exact;
-    const auto slot = deltanet_.allocate(restore.hit.snapshot, backend_);
-    DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
-    s.slot = *slot;
+    take_slot(s, restore.hit.snapshot);
     // A hit inside a block: the filled part of that block, into a block of its own.
     if (const auto tail = deltanet_.snapshots().tail(restore.hit.snapshot); !tail.empty()) {
       attention_.grow(s.blocks, restore.hit.tokens);
@@ -175,13 +181,19 @@ void HybridCache::apply(const CachePlan& plan) {
   }
   for (const CachePlan::Grow& grow : plan.grow) {
     SequenceCache& s = *grow.sequence;
-    if (s.slot < 0) {
-      const auto slot = deltanet_.allocate(-1, backend_);
-      DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
-      s.slot = *slot;
-    }
+    if (s.slot < 0) take_slot(s, -1);
     attention_.grow(s.blocks, grow.positions);
   }
+}
+
+void HybridCache::take_slot(SequenceCache& s, int32_t snapshot) {
+  const auto slot = deltanet_.allocate(snapshot, backend_);
+  DS_CHECK(slot.has_value(), "cache plan takes more state slots than are free");
+  s.slot = *slot;
+  if (!spares_) return;
+  const auto spare = deltanet_.allocate_spare();
+  DS_CHECK(spare.has_value(), "a spare state slot for every slot, found none free");  // as many spares as slots
+  s.spare = *spare;
 }
 
 void HybridCache::release(SequenceCache& s) {
@@ -189,7 +201,8 @@ void HybridCache::release(SequenceCache& s) {
   s.keyed_blocks = 0;
   s.exact = true;
   if (s.slot >= 0) deltanet_.release(s.slot);
-  s.slot = -1;
+  if (s.spare >= 0) deltanet_.release(s.spare);
+  s.slot = s.spare = -1;
 }
 
 }  // namespace ds

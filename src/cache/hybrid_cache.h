@@ -43,20 +43,23 @@ struct CacheGeometry {
 struct CacheCapacity {
   int64_t num_blocks = 0;
   int64_t num_slots = 0;
-  int64_t num_snapshots = 0;  // 0: no prefix cache
+  int64_t num_snapshots = 0;    // 0: no prefix cache
+  int64_t num_spare_slots = 0;  // a spare state slot per slot with speculative decoding, else 0
 };
 
 // Splits `budget_bytes`: a state slot for each of up to `max_seqs` sequences (at most half the
-// budget), the rest in KV blocks; snapshots get `prefix_cache_bytes` of their own (a state slot and
-// a KV block each: the tail a rule-4 snapshot carries). Errors when the
-// budget cannot hold one sequence of 64 tokens.
+// budget; with `spare_slots` two a sequence: its slot and the spare a speculative verify writes
+// into), the rest in KV blocks; snapshots get `prefix_cache_bytes` of their own (a state slot and a
+// KV block each: the tail a rule-4 snapshot carries). Errors when the budget cannot hold one
+// sequence of 64 tokens.
 Result<CacheCapacity> size_cache(const CacheGeometry& geometry, uint64_t budget_bytes, int64_t max_seqs,
-                                 uint64_t prefix_cache_bytes = 0);
+                                 uint64_t prefix_cache_bytes = 0, bool spare_slots = false);
 
 // What one sequence holds: its block table (KV of positions 0 .. blocks·block_size − 1) and slot.
 struct SequenceCache {
   std::vector<int32_t> blocks;
   int32_t slot = -1;         // -1: none yet
+  int32_t spare = -1;        // held with the slot when the cache has spares (CacheCapacity::num_spare_slots)
   int64_t keyed_blocks = 0;  // leading blocks whose content key is set (shared or registered)
   bool exact = true;         // computed by grid-aligned prefills from the empty state (KeyFamily)
   bool empty() const { return blocks.empty() && slot < 0; }
@@ -178,12 +181,16 @@ class HybridCache {
   // prefix ends inside one), under `key`.
   void take_snapshot(const SequenceCache& sequence, uint64_t key, std::span<const int32_t> prefix);
 
+  // A slot for `s` (empty, or from `snapshot` ≥ 0) and, when the cache has spares, its spare.
+  void take_slot(SequenceCache& s, int32_t snapshot);
+
   CacheGeometry geometry_;
   Backend& backend_;
   SnapshotPolicy policy_;
   int64_t num_slots_;
   AttentionKvCache attention_;
   DeltaNetStateCache deltanet_;
+  bool spares_;  // every sequence's slot comes with a spare
   Listeners listeners_;
 };
 

@@ -33,10 +33,11 @@ Result<std::unique_ptr<Engine>> Engine::start(StepModel& model, const EngineOpti
   }
   EngineLimits limits;
   DS_ASSIGN_OR_RETURN(limits.capacity, size_cache(model.cache_geometry(), options.cache_memory, options.limits.max_seqs,
-                                                   options.prefix_cache_memory));
+                                                   options.prefix_cache_memory, options.speculative_tokens > 0));
   const CacheGeometry geometry = model.cache_geometry();
   limits.cache_bytes = static_cast<uint64_t>(limits.capacity.num_blocks) * geometry.block_bytes() +
-                       static_cast<uint64_t>(limits.capacity.num_slots) * geometry.slot_bytes();
+                       static_cast<uint64_t>(limits.capacity.num_slots + limits.capacity.num_spare_slots) *
+                           geometry.slot_bytes();
   limits.snapshot_bytes = static_cast<uint64_t>(limits.capacity.num_snapshots) * (geometry.slot_bytes() + geometry.block_bytes());
   const int64_t cache_positions = limits.capacity.num_blocks * geometry.block_size;
   const int64_t config_len = model.max_position_embeddings() > 0 ? model.max_position_embeddings() : cache_positions;
@@ -355,18 +356,17 @@ void Engine::step() {
     Request& r = *chunk.request;
     if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
       // A verify: the last token and its drafts, every row's logits, the DeltaNet inputs recorded and
-      // the state kept for a rollback (docs/mtp.md).
+      // the state written into the spare slot, the slot's own left as it was for a rollback (docs/mtp.md).
       DS_CHECK(chunk.num_tokens == 1 + static_cast<int64_t>(r.drafts.size()), "request ", r.id, " verifies ",
                chunk.num_tokens, " tokens with ", r.drafts.size(), " drafts");
-      if (r.state_before.empty()) {
-        r.state_before.resize(static_cast<size_t>(cache_.states().floats_per_slot()));
+      DS_CHECK(r.cache.spare >= 0, "request ", r.id, " verifies without a spare state slot");
+      if (r.record.max_rows == 0)
         DS_CHECK(model_.reserve_record(r.record, 1 + options_.speculative_tokens).ok(), "checked at start");
-      }
       r.verify_tokens.assign(1, r.tokens.back());
       r.verify_tokens.insert(r.verify_tokens.end(), r.drafts.begin(), r.drafts.end());
-      cache_.states().save(r.cache.slot, r.state_before.data(), model_.backend());
       batch.sequences.push_back(SequenceInput{r.verify_tokens, r.num_computed, r.cache.blocks, r.cache.slot, {},
                                               LogitsRows::all, StepKind::decode});
+      batch.sequences.back().state_out_slot = r.cache.spare;
       batch.sequences.back().record = &r.record;
       batch.sequences.back().hidden = hidden;
       continue;
@@ -476,8 +476,9 @@ bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, int64_t fi
   for (int64_t j = 0; j < accepted; ++j) gauges_.spec_accepted_per_position[static_cast<size_t>(j)].fetch_add(1);
   r.num_computed += fed;
   r.drafts.clear();
-  if (fed < chunk.num_tokens) {  // the state before the verify, then the rows that stay
-    cache_.states().restore(r.cache.slot, r.state_before.data(), model_.backend());
+  if (fed == chunk.num_tokens) {  // every row stands: the spare holds the state after them
+    cache_.states().swap(r.cache.slot, r.cache.spare);
+  } else {  // the slot still holds the state before the verify: the rows that stay, again
     const Status replayed = model_.replay_deltanet(r.record, fed, cache_, r.cache.slot);
     if (!replayed.ok()) {
       log::error("engine: DeltaNet rollback failed: ", replayed.message());

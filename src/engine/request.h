@@ -50,15 +50,14 @@ struct Request {
 
   // Speculative decoding (docs/mtp.md): how many drafts the next step should verify (the scheduler
   // trims it to the room it finds), the drafts the step verifies after the last token, its tokens
-  // [last token, drafts...], the DeltaNet inputs it records and the state before it (a slot's floats:
-  // what a rollback restores). Sized at the request's first verify.
+  // [last token, drafts...] and the DeltaNet inputs it records (what a rollback replays; sized at the
+  // request's first verify). The verify writes the state into the spare slot (cache.spare).
   int64_t wanted_drafts = 0;
   AdaptiveDrafts adaptive;   // the acceptance its rounds have seen
   int64_t next_drafts = 0;   // the drafts its next round should verify (adaptive k), chosen after each step
   std::vector<int32_t> drafts;
   std::vector<int32_t> verify_tokens;
   DeltaNetRecord record;
-  std::vector<float> state_before;
 
   int64_t total() const { return static_cast<int64_t>(tokens.size()); }
   int64_t generated() const { return total() - prompt_len; }

@@ -125,9 +125,11 @@ class Backend {
   // NeoX-style rotation of the first 2·half_dim dims of each head: x [tokens, heads, head_dim].
   virtual void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) = 0;
   // Causal depthwise conv (kernel K) over time + SiLU. x, out [n, channels]; w [channels, 1, K];
-  // state [K-1, channels]: the previous K-1 inputs (oldest first), read and then updated.
-  virtual void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                                  float* out) = 0;
+  // state_in [K-1, channels]: the previous K-1 inputs (oldest first); state_out [K-1, channels]: the
+  // last K-1 inputs after these n, written once state_in is read — the same array (in place) or
+  // another (a speculative verify writes the next state beside the one it may fall back to).
+  virtual void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+                                  const float* state_in, float* state_out, float* out) = 0;
   // Gated delta rule over n tokens of one sequence, chunked form (chunk 64, forward substitution).
   // q, k [n, num_k_heads·k_dim] raw (l2norm and the 1/sqrt(k_dim) scale are applied inside),
   // v [n, num_v_heads·v_dim], g, beta [n, num_v_heads] fp32; state [num_v_heads, k_dim, v_dim]
@@ -135,10 +137,11 @@ class Backend {
   virtual void gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                         const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
                                         float* state, float* out) = 0;
-  // The same, one token at a time (decode).
+  // The same, one token at a time (decode), from state_in to state_out [num_v_heads, k_dim, v_dim]:
+  // the same array (in place) or another, as for the conv above; state_in is then left as it was.
   virtual void gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                           const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
-                                          float* state, float* out) = 0;
+                                          const float* state_in, float* state_out, float* out) = 0;
   // dst[0, bytes) = src[0, bytes): the cache managers' copies — DeltaNet state into and out of
   // prefix-cache snapshots (tens to hundreds of MiB per second of serving), KV blocks into and out
   // of them — so a backend moves cache memory where it lives, with its own threads.

@@ -59,9 +59,9 @@ void TimedBackend::kv_write(const float* k, const float* v, int64_t n, int64_t s
 void TimedBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
   timed("rope", [&] { inner_.rope(x, tokens, heads, head_dim, angles); });
 }
-void TimedBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                                      float* out) {
-  timed("causal_conv1d_silu", [&] { inner_.causal_conv1d_silu(x, n, channels, w, state, out); });
+void TimedBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+                                      const float* state_in, float* state_out, float* out) {
+  timed("causal_conv1d_silu", [&] { inner_.causal_conv1d_silu(x, n, channels, w, state_in, state_out, out); });
 }
 void TimedBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
@@ -70,9 +70,9 @@ void TimedBackend::gated_delta_rule_chunked(const float* q, const float* k, cons
 }
 void TimedBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                               const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
-                                              float* state, float* out) {
+                                              const float* state_in, float* state_out, float* out) {
   timed("gated_delta_rule_recurrent",
-        [&] { inner_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out); });
+        [&] { inner_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state_in, state_out, out); });
 }
 void TimedBackend::copy(void* dst, const void* src, uint64_t bytes) {
   timed("copy", [&] { inner_.copy(dst, src, bytes); });

@@ -22,10 +22,12 @@ Status Qwen35Model::replay_deltanet(const DeltaNetRecord& record, int64_t rows, 
     if (layer.type != LayerType::linear_attention) continue;
     const int64_t state_layer = cache_index_[l];
     float* conv_out = ws.conv_out.data();  // [rows, Cv] q | k | v after the conv and SiLU
-    backend_.causal_conv1d_silu(record.mixed_of(state_layer), rows, Cv, layer.deltanet.conv1d, states.conv(slot, state_layer),
+    float* conv_state = states.conv(slot, state_layer);
+    float* state = states.recurrent(slot, state_layer);
+    backend_.causal_conv1d_silu(record.mixed_of(state_layer), rows, Cv, layer.deltanet.conv1d, conv_state, conv_state,
                                 conv_out);
     backend_.gated_delta_rule_recurrent(conv_out, conv_out + key_dim, conv_out + 2 * key_dim, Cv, record.g_of(state_layer),
-                                        record.beta_of(state_layer), rows, shape, states.recurrent(slot, state_layer),
+                                        record.beta_of(state_layer), rows, shape, state, state,
                                         ws.core.data());  // [rows, nV·dV], not needed
   }
   return {};

@@ -38,11 +38,15 @@ struct SequenceInput {
   // Non-null: the call keeps what each DeltaNet layer's state advanced on (deltanet_record.h), so the
   // caller can roll the state back to a prefix of these tokens (Qwen35Model::replay_deltanet).
   DeltaNetRecord* record = nullptr;
+  // ≥ 0 (decode calls only): the slot the DeltaNet state after this call is written to, state_slot
+  // left as it was — a speculative verify's, so a rollback needs no copy of the state. −1: state_slot.
+  int32_t state_out_slot = -1;
   // Rows that stand in for the token embeddings of some of this call's tokens: the vision merger's
   // output at image-pad tokens (docs/vision.md). embedding_at: indices into `tokens`;
   // embedding_rows [embedding_at.size(), hidden].
   std::span<const int32_t> embedding_at{};
   std::span<const float> embedding_rows{};
+  int32_t output_state_slot() const { return state_out_slot >= 0 ? state_out_slot : state_slot; }
   bool decodes() const { return kind == StepKind::decode || (kind == StepKind::automatic && tokens.size() == 1 && start_pos > 0); }
   // The first row whose logits or hidden the call returns (tokens.size() when none): the rows from it
   // on are the sequence's output rows, the only ones a forward's last layer needs past its KV.

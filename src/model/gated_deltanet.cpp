@@ -30,14 +30,19 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
       backend_.copy(seq.record->beta_of(state_layer), ws.beta.data() + row * nV, static_cast<uint64_t>(n * nV) * 4);
     }
     float* conv_out = ws.conv_out.data() + row * Cv;
-    backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, w.conv1d, states.conv(seq.state_slot, state_layer),
-                                conv_out);
+    const int32_t in = seq.state_slot, out = seq.output_state_slot();  // differ only for decodes (validated)
+    backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, w.conv1d, states.conv(in, state_layer),
+                                states.conv(out, state_layer), conv_out);
     // HF takes the recurrent kernel only for a single token on an existing cache; every other
     // call (prefill, chunked-prefill continuation) takes the chunked kernel with the cached state.
-    auto rule = seq.decodes() ? &Backend::gated_delta_rule_recurrent : &Backend::gated_delta_rule_chunked;
-    (backend_.*rule)(conv_out, conv_out + key_dim, conv_out + 2 * key_dim, Cv, ws.g.data() + row * nV,
-                     ws.beta.data() + row * nV, n, shape, states.recurrent(seq.state_slot, state_layer),
-                     ws.core.data() + row * nV * dV);
+    const float *q = conv_out, *k = conv_out + key_dim, *v = conv_out + 2 * key_dim;
+    const float *g = ws.g.data() + row * nV, *beta = ws.beta.data() + row * nV;
+    if (seq.decodes())
+      backend_.gated_delta_rule_recurrent(q, k, v, Cv, g, beta, n, shape, states.recurrent(in, state_layer),
+                                          states.recurrent(out, state_layer), ws.core.data() + row * nV * dV);
+    else
+      backend_.gated_delta_rule_chunked(q, k, v, Cv, g, beta, n, shape, states.recurrent(in, state_layer),
+                                        ws.core.data() + row * nV * dV);
     row += n;
   }
   backend_.rms_norm_gated(ws.core.data(), ws.z.data(), T * nV, dV, w.norm, static_cast<float>(config_.rms_norm_eps),

@@ -111,6 +111,15 @@ Status Qwen35Model::forward(const ForwardBatch& batch, KvBlockPool& kv, DeltaNet
                             float* logits, float* hidden) {
   DS_TRY(validate(batch, kv, ws, num_attention_layers() > 0));
   if (batch.hidden_rows() > 0 && hidden == nullptr) return Status::error("the batch asks for hidden rows but gives no buffer");
+  for (size_t s = 0; s < batch.sequences.size() && num_deltanet_layers() > 0; ++s) {
+    const SequenceInput& seq = batch.sequences[s];
+    for (int32_t slot : {seq.state_slot, seq.output_state_slot()})
+      if (slot < 0 || slot >= states.num_slots())
+        return Status::errorf("sequence ", s, ": DeltaNet state slot ", slot, " is outside [0, ", states.num_slots(), ")");
+    if (seq.state_out_slot >= 0 && !seq.decodes())
+      return Status::errorf("sequence ", s, ": a state written to another slot needs a decode call (the chunked "
+                            "rule works in place), found a prefill of ", seq.tokens.size(), " tokens");
+  }
   gather_tokens_and_positions(batch, ws);
   embed(batch, ws, ws.hidden.data());
   // Rows nobody reads past the last layer's cache writes (a prefill chunk's all but its last) skip

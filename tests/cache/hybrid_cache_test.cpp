@@ -179,5 +179,62 @@ TEST(HybridCache, Bf16KvHoldsTwiceTheTokensOfOneBudget) {
   EXPECT_EQ(cache.kv_bytes(), static_cast<uint64_t>(narrow->num_blocks) * bf16.block_bytes());
 }
 
+// With speculative decoding every sequence's state takes two slots — its own and the spare a verify
+// writes into — both counted in the budget; a sequence takes its spare with its slot and gives both
+// back, and a slot and its spare trade storage in O(1) (no copy) while keeping their ids.
+TEST(HybridCache, SpareSlotsAreBudgetedTakenWithTheSlotAndTradeStorage) {
+  CacheGeometry g = test::tiny_cache_geometry();
+  g.num_v_heads = 4, g.k_dim = g.v_dim = 128;  // a 256 KiB state: the slots' share binds
+  const uint64_t budget = 8 * g.slot_bytes() + 64 * g.block_bytes();
+  const auto plain = size_cache(g, budget, 16), spare = size_cache(g, budget, 16, 0, /*spare_slots=*/true);
+  ASSERT_TRUE(plain.ok() && spare.ok());
+  EXPECT_EQ(plain->num_slots, 4);  // half the budget in slots
+  EXPECT_EQ(plain->num_spare_slots, 0);
+  EXPECT_EQ(spare->num_slots, 2);
+  EXPECT_EQ(spare->num_spare_slots, 2);
+  EXPECT_LE(static_cast<uint64_t>(spare->num_slots + spare->num_spare_slots) * g.slot_bytes() +
+                static_cast<uint64_t>(spare->num_blocks) * g.block_bytes(),
+            budget);
+  const auto too_small = size_cache(g, g.slot_bytes() + 64 * g.block_bytes(), 1, 0, true);
+  ASSERT_FALSE(too_small.ok());
+  EXPECT_NE(too_small.status().message().find("two DeltaNet state slots"), std::string::npos) << too_small.status().message();
+
+  HybridCache cache(g, *spare, backend);
+  SequenceCache a, b;
+  CachePlan plan;
+  plan.grow = {{&a, 10}, {&b, 10}};
+  cache.apply(plan);
+  ASSERT_GE(a.spare, 0);
+  ASSERT_GE(b.spare, 0);
+  EXPECT_EQ(cache.free_slots(), 0);  // spares are not sequences' slots
+  for (int32_t id : {a.slot, b.slot}) {
+    EXPECT_NE(id, a.spare);
+    EXPECT_NE(id, b.spare);
+  }
+  DeltaNetStateSlots& states = cache.states();
+  states.recurrent(a.slot, 0)[5] = 1.0f;
+  states.recurrent(a.spare, 0)[5] = 2.0f;
+  states.conv(a.spare, 0)[0] = 3.0f;
+  float* spare_storage = states.recurrent(a.spare, 0);
+  const int32_t slot_id = a.slot, spare_id = a.spare;
+  states.swap(a.slot, a.spare);
+  EXPECT_EQ(a.slot, slot_id);
+  EXPECT_EQ(a.spare, spare_id);
+  EXPECT_EQ(states.recurrent(a.slot, 0), spare_storage);
+  EXPECT_EQ(states.recurrent(a.slot, 0)[5], 2.0f);
+  EXPECT_EQ(states.conv(a.slot, 0)[0], 3.0f);
+  EXPECT_EQ(states.recurrent(a.spare, 0)[5], 1.0f);
+  cache.release(a);
+  EXPECT_EQ(a.slot, -1);
+  EXPECT_EQ(a.spare, -1);
+  EXPECT_EQ(cache.free_slots(), 1);
+  SequenceCache c;  // the freed slot and spare go to the next sequence
+  plan.grow = {{&c, 10}};
+  cache.apply(plan);
+  EXPECT_GE(c.slot, 0);
+  EXPECT_GE(c.spare, 0);
+  EXPECT_EQ(states.recurrent(c.slot, 0)[5], 0.0f) << "a slot handed out holds the empty state";
+}
+
 }  // namespace
 }  // namespace ds

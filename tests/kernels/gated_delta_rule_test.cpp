@@ -52,6 +52,17 @@ DeltaInputs make_inputs(DeltaNetShape shape, int64_t n, uint64_t seed) {
   return in;
 }
 
+// One call of the chunked rule or the recurrent one, in place (state_in = state_out).
+void delta_call(Backend& backend, bool chunked, const DeltaInputs& in, int64_t t, int64_t n, float* state, float* out) {
+  const DeltaNetShape& s = in.shape;
+  const int64_t offset = t * in.stride();
+  const float *q = in.q() + offset, *k = in.k() + offset, *v = in.v() + offset;
+  const float *g = in.g.data() + t * s.num_v_heads, *beta = in.beta.data() + t * s.num_v_heads;
+  float* o = out + t * s.num_v_heads * s.v_dim;
+  if (chunked) backend.gated_delta_rule_chunked(q, k, v, in.stride(), g, beta, n, s, state, o);
+  else backend.gated_delta_rule_recurrent(q, k, v, in.stride(), g, beta, n, s, state, state, o);
+}
+
 // The error measure: per position (row of all heads), max |ours − ref| ÷ max |ref|; the worst row.
 double max_relative_error(const std::vector<float>& ours, const std::vector<double>& reference, size_t row = 0) {
   if (row == 0) row = ours.size();
@@ -115,10 +126,7 @@ std::vector<float> run(bool chunked, const DeltaInputs& in, const std::vector<in
   std::vector<float> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim));
   int64_t t = 0;
   for (int64_t n : calls) {
-    const int64_t offset = t * in.stride();
-    auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
-    (backend.*fn)(in.q() + offset, in.k() + offset, in.v() + offset, in.stride(), in.g.data() + t * s.num_v_heads,
-                  in.beta.data() + t * s.num_v_heads, n, s, state.data(), out.data() + t * s.num_v_heads * s.v_dim);
+    delta_call(backend, chunked, in, t, n, state.data(), out.data());
     t += n;
   }
   return out;
@@ -162,7 +170,8 @@ TEST(GatedDeltaRule, StableOverLongSequencesWithRealisticGates) {
 // bit. Shapes cover every tile path: column remainders (v_dim 3, 24, 33, 72 = 64 + 8,
 // 100 = 64 + 32 + 4, 128), row remainders (chunks of 1, 21, 22, 49, 63 tokens), k_dim not a multiple
 // of anything, GQA, a state carried over from earlier calls, and 1–3 threads (a thread with several
-// heads reuses its scratch).
+// heads reuses its scratch). The recurrent rule also runs with its state moving to another array at
+// every call (a speculative verify's form): the same bits, and the array it read left as it was.
 class GatedDeltaRuleBuild : public test::IsaTest {};
 
 TEST_P(GatedDeltaRuleBuild, ComputesTheReferenceBits) {
@@ -181,31 +190,41 @@ TEST_P(GatedDeltaRuleBuild, ComputesTheReferenceBits) {
     for (float& x : initial_state) x = 0.2f * rng.uniform() - 0.1f;
     for (bool chunked : {true, false})
       for (const auto& split : calls) {
-        // One run: state and output after the calls of `split`.
-        auto run_split = [&](Backend& backend, std::vector<float>& state, std::vector<float>& out) {
+        // One run: state and output after the calls of `split` (in place, or moving the state on).
+        auto run_split = [&](Backend& backend, bool moving, std::vector<float>& state, std::vector<float>& out) {
           state = initial_state;
           out.assign(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim), 0.0f);
           int64_t t = 0;
           for (int64_t n : split) {
-            const int64_t offset = t * in.stride();
-            auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
-            (backend.*fn)(in.q() + offset, in.k() + offset, in.v() + offset, in.stride(), in.g.data() + t * s.num_v_heads,
-                          in.beta.data() + t * s.num_v_heads, n, s, state.data(),
-                          out.data() + t * s.num_v_heads * s.v_dim);
+            if (moving) {  // into an array of NaN, so an element left unwritten would show
+              const std::vector<float> before = state;
+              std::vector<float> next(state.size(), std::nanf(""));
+              backend.gated_delta_rule_recurrent(in.q() + t * in.stride(), in.k() + t * in.stride(),
+                                                 in.v() + t * in.stride(), in.stride(), in.g.data() + t * s.num_v_heads,
+                                                 in.beta.data() + t * s.num_v_heads, n, s, state.data(), next.data(),
+                                                 out.data() + t * s.num_v_heads * s.v_dim);
+              EXPECT_EQ(std::memcmp(state.data(), before.data(), state.size() * sizeof(float)), 0)
+                  << backend.name() << ": the state read was written";
+              state = std::move(next);
+            } else {
+              delta_call(backend, chunked, in, t, n, state.data(), out.data());
+            }
             t += n;
           }
         };
         std::vector<float> expected_state, expected_out, state, out;
-        run_split(ref, expected_state, expected_out);
-        for (const auto& build : builds) {
-          run_split(*build, state, out);
-          const auto label = ::testing::Message() << build->name() << (chunked ? " chunked" : " recurrent")
-                                                  << " k_dim " << s.k_dim << " v_dim " << s.v_dim
-                                                  << " calls " << split.size();
-          // memcmp: bits, so that −0 vs +0 or a NaN would count as a difference too.
-          EXPECT_EQ(std::memcmp(out.data(), expected_out.data(), out.size() * sizeof(float)), 0) << label;
-          EXPECT_EQ(std::memcmp(state.data(), expected_state.data(), state.size() * sizeof(float)), 0) << label;
-        }
+        run_split(ref, false, expected_state, expected_out);
+        for (const auto& build : builds)
+          for (bool moving : {false, true}) {
+            if (moving && chunked) continue;  // the chunked rule works in place only
+            run_split(*build, moving, state, out);
+            const auto label = ::testing::Message() << build->name() << (chunked ? " chunked" : " recurrent")
+                                                    << (moving ? " moving" : "") << " k_dim " << s.k_dim << " v_dim "
+                                                    << s.v_dim << " calls " << split.size();
+            // memcmp: bits, so that −0 vs +0 or a NaN would count as a difference too.
+            EXPECT_EQ(std::memcmp(out.data(), expected_out.data(), out.size() * sizeof(float)), 0) << label;
+            EXPECT_EQ(std::memcmp(state.data(), expected_state.data(), state.size() * sizeof(float)), 0) << label;
+          }
       }
   }
 }
@@ -225,8 +244,7 @@ TEST_P(GatedDeltaRuleBuild, DenormalsAreZero) {
     for (bool chunked : {true, false}) {
       std::vector<float> state(static_cast<size_t>(s.num_v_heads * s.k_dim * s.v_dim), 1e-39f);
       std::vector<float> out(static_cast<size_t>(in.n * s.num_v_heads * s.v_dim), 1.0f);
-      auto fn = chunked ? &Backend::gated_delta_rule_chunked : &Backend::gated_delta_rule_recurrent;
-      (backend->*fn)(in.q(), in.k(), in.v(), in.stride(), in.g.data(), in.beta.data(), in.n, s, state.data(), out.data());
+      delta_call(*backend, chunked, in, 0, in.n, state.data(), out.data());
       const auto label = ::testing::Message() << backend->name() << (chunked ? " chunked" : " recurrent");
       for (float x : state) ASSERT_EQ(x, 0.0f) << label;
       for (float x : out) ASSERT_EQ(x, 0.0f) << label;

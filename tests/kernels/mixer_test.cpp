@@ -34,16 +34,25 @@ TEST_P(CpuMixer, ConvIsBitIdenticalToReference) {
   const auto x = random_vector(n * channels, 2);
   const auto initial_state = random_vector((kernel - 1) * channels, 3);
   RefBackend ref;
-  auto run = [&](Backend& backend) {
+  // In place, or moving the state to another array at each call (a speculative verify's form: the
+  // array read must stay as it was).
+  auto run = [&](Backend& backend, bool moving) {
     std::vector<float> state = initial_state, out(n * channels), out2(channels);
-    backend.causal_conv1d_silu(x.data(), n, channels, w, state.data(), out.data());
-    backend.causal_conv1d_silu(x.data(), 1, channels, w, state.data(), out2.data());  // continues the state
+    std::vector<float> next(state.size(), -7.0f);
+    backend.causal_conv1d_silu(x.data(), n, channels, w, state.data(), moving ? next.data() : state.data(), out.data());
+    if (moving) {
+      EXPECT_EQ(state, initial_state) << backend.name() << ": the state read was written";
+      state.swap(next);
+    }
+    backend.causal_conv1d_silu(x.data(), 1, channels, w, state.data(), state.data(), out2.data());  // continues it
     out.insert(out.end(), out2.begin(), out2.end());
     out.insert(out.end(), state.begin(), state.end());
     return out;
   };
-  const auto expected = run(ref);
-  for (const auto& backend : cpu_backends()) EXPECT_EQ(run(*backend), expected) << backend->name();
+  const auto expected = run(ref, false);
+  EXPECT_EQ(run(ref, true), expected);
+  for (const auto& backend : cpu_backends())
+    for (bool moving : {false, true}) EXPECT_EQ(run(*backend, moving), expected) << backend->name() << " moving " << moving;
 }
 
 TEST_P(CpuMixer, NormsActivationsAndRopeAreBitIdenticalToReference) {

@@ -1,9 +1,11 @@
-// Speculative verify and rollback at the model level (the mechanism issue 17's engine step builds on):
-// a decode call of 1 + k tokens (the last sampled token and k drafts) gives each row the logits of plain
-// one-token decoding bit for bit, and after restoring the state from before the call and replaying the
-// accepted rows (Qwen35Model::replay_deltanet) the DeltaNet state, conv window and attention KV equal,
-// bit for bit, those of a run that decoded only the committed tokens. Scripted drafters reach every
-// branch without a trained head: an oracle (every draft accepted), an adversary (none), random mixes.
+// Speculative verify and rollback at the model level (the mechanism issue 17's engine step builds on),
+// as the engine runs it: a decode call of 1 + k tokens (the last sampled token and k drafts) writes
+// the DeltaNet state into a spare slot, leaving the sequence's slot as it was, and gives each row the
+// logits of plain one-token decoding bit for bit. When every row stands the two slots trade storage;
+// otherwise the accepted rows are replayed on the untouched slot (Qwen35Model::replay_deltanet). Either
+// way the DeltaNet state, conv window and attention KV then equal, bit for bit, those of a run that
+// decoded only the committed tokens. Scripted drafters reach every branch without a trained head: an
+// oracle (every draft accepted), an adversary (none), random mixes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -28,7 +30,7 @@ class OneSequence {
       : model_(model),
         kv_((positions + kKvBlockSize - 1) / kKvBlockSize, kKvBlockSize, model.num_attention_layers(),
             model.config().num_key_value_heads, model.config().head_dim, default_kv_dtype(model)),
-        states_(1, model.num_deltanet_layers(), model.config().conv_dim(), model.config().linear_conv_kernel_dim - 1,
+        states_(2, model.num_deltanet_layers(), model.config().conv_dim(), model.config().linear_conv_kernel_dim - 1,
                 model.config().linear_num_value_heads, model.config().linear_key_head_dim,
                 model.config().linear_value_head_dim),
         ws_(model.config(), max_call) {
@@ -37,12 +39,16 @@ class OneSequence {
     record_.reserve(model.config(), max_call);
   }
 
-  // Runs `tokens` at position `start`; logits of every row (or the last); with_record keeps the DeltaNet inputs.
+  // Runs `tokens` at position `start`; logits of every row (or the last). A verify keeps the DeltaNet
+  // inputs and writes the state into the spare slot (1).
   std::vector<float> call(std::span<const int32_t> tokens, int64_t start, StepKind kind, LogitsRows rows,
-                          bool with_record = false) {
+                          bool verify = false) {
     ForwardBatch batch;
     batch.sequences.push_back(SequenceInput{tokens, start, blocks_, 0, {}, rows, kind});
-    if (with_record) batch.sequences.back().record = &record_;
+    if (verify) {
+      batch.sequences.back().record = &record_;
+      batch.sequences.back().state_out_slot = 1;
+    }
     std::vector<float> logits(static_cast<size_t>(batch.logits_rows() * model_.config().vocab_size));
     const Status status = model_.forward(batch, kv_, states_, ws_, logits.data());
     EXPECT_TRUE(status.ok()) << status.message();
@@ -53,7 +59,7 @@ class OneSequence {
     states_.save(0, out.data(), model_.backend());
     return out;
   }
-  void restore(const std::vector<float>& saved) { states_.restore(0, saved.data(), model_.backend()); }
+  void take_spare() { states_.swap(0, 1); }
   Status replay(int64_t rows) { return model_.replay_deltanet(record_, rows, states_, 0, ws_); }
 
   // K and V of positions [0, n) of every attention layer, as stored (bit patterns).
@@ -147,7 +153,8 @@ TEST_P(VerifyRollback, CommittedStateEqualsPlainDecodingBitForBit) {
         input.push_back(right ? truth : wrong);
       }
       const std::vector<float> before = spec.state();
-      const std::vector<float> verify = spec.call(input, pos, StepKind::decode, LogitsRows::all, /*with_record=*/true);
+      const std::vector<float> verify = spec.call(input, pos, StepKind::decode, LogitsRows::all, /*verify=*/true);
+      ASSERT_EQ(spec.state(), before) << "the verify wrote the sequence's own slot";
       // Greedy acceptance: draft j stands while it is the argmax of row j − 1.
       int64_t accepted = 0;
       while (accepted < drafts && input[static_cast<size_t>(accepted + 1)] ==
@@ -161,9 +168,10 @@ TEST_P(VerifyRollback, CommittedStateEqualsPlainDecodingBitForBit) {
       if (drafter == Drafter::oracle) {
         EXPECT_EQ(accepted, drafts);
       }
-      if (accepted < drafts) {  // roll back: the state before the call, then the accepted rows again
-        spec.restore(before);
+      if (accepted < drafts) {  // roll back: the accepted rows again, from the state before the call
         ASSERT_TRUE(spec.replay(accepted + 1).ok());
+      } else {  // every row stands: the spare holds the state after them
+        spec.take_spare();
       }
       generated += accepted + 1;
       accepted_total += accepted;

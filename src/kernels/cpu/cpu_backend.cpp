@@ -245,21 +245,22 @@ void CpuBackend::gated_delta_rule_chunked(const float* q, const float* k, const 
 
 void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,
-                                            float* state, float* out) {
-  if (isa_ == Isa::scalar) return ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state, out);
+                                            const float* state_in, float* state_out, float* out) {
+  if (isa_ == Isa::scalar)
+    return ref_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state_in, state_out, out);
   auto kernel = portable_->delta_recurrent;
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(shape.num_v_heads, t, threads);
     if (begin >= end) return;
     delta_scratch_[t].size_for(shape);
-    kernel(q, k, v, qkv_stride, g, beta, n, shape, state, out, begin, end, delta_scratch_[t]);
+    kernel(q, k, v, qkv_stride, g, beta, n, shape, state_in, state_out, out, begin, end, delta_scratch_[t]);
   });
 }
 
 // Channels are independent: each thread runs a contiguous, 16-aligned range of channels.
-void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                                    float* out) {
-  if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, w, state, out);
+void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+                                    const float* state_in, float* state_out, float* out) {
+  if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, w, state_in, state_out, out);
   auto kernel = portable_->conv;
   const int64_t kernel_size = w.shape[2];
   pool_.run([&](int t, int threads) {
@@ -268,7 +269,8 @@ void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels,
     std::vector<float>& buffer = thread_buffers_[t];
     const auto needed = static_cast<size_t>((2 * kernel_size - 1) * (end - begin));
     if (buffer.size() < needed) buffer.resize(needed);
-    kernel(x, n, channels, w, state, out, begin, end, buffer.data(), buffer.data() + kernel_size * (end - begin));
+    kernel(x, n, channels, w, state_in, state_out, out, begin, end, buffer.data(),
+           buffer.data() + kernel_size * (end - begin));
   });
 }
 

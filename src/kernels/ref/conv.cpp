@@ -12,11 +12,11 @@ namespace {
 #include "kernels/conv.inc"
 }  // namespace
 
-void RefBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, float* state,
-                                    float* out) {
+void RefBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+                                    const float* state_in, float* state_out, float* out) {
   const int64_t kernel = w.shape[2];
   std::vector<float> taps(static_cast<size_t>(kernel * channels)), history(static_cast<size_t>((kernel - 1) * channels));
-  conv_channels(x, n, channels, w, state, out, 0, channels, taps.data(), history.data());
+  conv_channels(x, n, channels, w, state_in, state_out, out, 0, channels, taps.data(), history.data());
 }
 
 }  // namespace ds

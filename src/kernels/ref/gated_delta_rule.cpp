@@ -145,12 +145,14 @@ HeadInputs head_inputs(const float* q, const float* k, const float* v, int64_t q
 
 void RefBackend::gated_delta_rule_recurrent(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& s,
-                                            float* state, float* out) {
+                                            const float* state_in, float* state_out, float* out) {
   const FlushDenormals flush;
   const int64_t out_stride = s.num_v_heads * s.v_dim;
+  // From state_in to state_out: a copy, then the rule in place on the copy.
+  if (state_out != state_in) std::copy_n(state_in, s.num_v_heads * s.k_dim * s.v_dim, state_out);
   for (int64_t h = 0; h < s.num_v_heads; ++h)
     recurrent_head(head_inputs(q, k, v, qkv_stride, g, beta, s, h), n, s.k_dim, s.v_dim,
-                   state + h * s.k_dim * s.v_dim, out + h * s.v_dim, out_stride);
+                   state_out + h * s.k_dim * s.v_dim, out + h * s.v_dim, out_stride);
 }
 
 void RefBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
