@@ -30,6 +30,7 @@
 #include "model/random_checkpoint.h"
 #include "model/shape_presets.h"
 #include "model/sequence_runner.h"
+#include "timed_step_model.h"
 #include "token_list.h"
 #include "util/elapsed.h"
 #include "util/human.h"
@@ -121,7 +122,8 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
-  Qwen35StepModel step_model(*loaded.model, kv_dtype, engine_options_.speculative_tokens > 0);
+  Qwen35StepModel plain(*loaded.model, kv_dtype, engine_options_.speculative_tokens > 0);
+  TimedStepModel step_model(plain);  // with --op-times: the batched decodes' ops apart from the rest
   DS_ASSIGN_OR_RETURN(auto drafter, speculative_drafter(engine_options_, step_model, options.engine));  // outlives the engine
   DS_ASSIGN_OR_RETURN(auto engine, Engine::start(step_model, engine_options_));
   for (int32_t n : levels) {
@@ -497,8 +499,9 @@ CommandRunner add_bench_command(CLI::App& app) {
   command->add_flag("--json", options->json, "One JSON object per line");
   command->add_flag("--op-times", options->op_times,
                     "Also time every op of the model (each call timed: a little slower) and print, per kind of "
-                    "step (prefill chunk, decode, and with --draft-acceptance the engine's decodes, verifies, head "
-                    "passes and steps, replays), each op's milliseconds per step; matmuls by weight format");
+                    "step (prefill chunk, decode; with --concurrency the engine's prefill steps and decodes of N "
+                    "sequences; with --draft-acceptance its decodes, verifies, head passes and steps, replays), each "
+                    "op's milliseconds per step; matmuls by weight format");
   add_run_options(command, options->run);
   add_engine_options(command, options->engine);
   command->callback([model, shape] {
