@@ -55,11 +55,12 @@ inline void weight_span(const TensorView& w, int64_t first, int64_t count, float
 }
 
 // Rows [first_row, first_row + rows) of w viewed as [*, cols], transposed: out[j · rows + r] =
-// w[(first_row + r) · cols + j] as fp32.
+// w[(first_row + r) · cols + j] as fp32. Column by column, so the writes are one run each and the
+// loop vectorises (row by row it did not: 10 µs a call for the 6,144-channel conv's taps).
 inline void weight_columns(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, float* out) {
   with_weight_reader(w, [&](auto read) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) out[j * rows + r] = read((first_row + r) * cols + j);
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t r = 0; r < rows; ++r) out[j * rows + r] = read((first_row + r) * cols + j);
   });
 }
 
