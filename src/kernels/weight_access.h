@@ -56,7 +56,7 @@ inline void weight_span(const TensorView& w, int64_t first, int64_t count, float
 
 // Rows [first_row, first_row + rows) of w viewed as [*, cols], transposed: out[j · rows + r] =
 // w[(first_row + r) · cols + j] as fp32. Column by column, so the writes are one run each and the
-// loop vectorises (row by row it did not: 10 µs a call for the 6,144-channel conv's taps).
+// loop vectorises (row by row it did not: a 6,144-channel conv call for one token took 13.9 µs, 10.7 now).
 inline void weight_columns(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, float* out) {
   with_weight_reader(w, [&](auto read) {
     for (int64_t j = 0; j < cols; ++j)
