@@ -15,7 +15,6 @@ struct DeltaScratch {
   // Recurrent (one token at a time): token t's and token t + 1's.
   std::vector<float> q, k, delta;                 // [k_dim], [k_dim], [v_dim]
   std::vector<float> q_next, k_next, delta_next;  // [k_dim], [k_dim], [v_dim]
-  std::vector<float> head_state;                  // [k_dim, v_dim]: a head's state on its way to another array
   // Chunked, C = kDeltaChunk (layouts in gated_delta_rule_tiled.inc).
   std::vector<float> X;     // [2C, k_dim]: k_i and q_i interleaved
   std::vector<float> KT;    // [k_dim, C]
@@ -29,7 +28,6 @@ struct DeltaScratch {
     constexpr int64_t C = kDeltaChunk;
     q.resize(s.k_dim), k.resize(s.k_dim), delta.resize(s.v_dim);
     q_next.resize(s.k_dim), k_next.resize(s.k_dim), delta_next.resize(s.v_dim);
-    head_state.resize(s.k_dim * s.v_dim);
     X.resize(2 * C * s.k_dim), KT.resize(s.k_dim * C), gram.resize(2 * C * C), E.resize(C * C);
     P.resize(2 * C * s.v_dim), vnew.resize(C * s.v_dim);
     D.resize(C), B.resize(C), G.resize(C);

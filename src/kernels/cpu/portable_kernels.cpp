@@ -10,7 +10,6 @@
 #include <type_traits>
 
 #include "kernels/portable_exp.h"
-#include "kernels/stream_store.h"
 #include "kernels/weight_access.h"
 #include "util/float16.h"
 #include "util/flush_denormals.h"
