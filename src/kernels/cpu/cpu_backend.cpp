@@ -212,11 +212,9 @@ void CpuBackend::run_ranges(int64_t count, int64_t work, int64_t align,
   });
 }
 
-// One memcpy on the calling thread: splitting a 2B snapshot (19.3 MiB) over two threads measured
-// the same here (take 2.1–2.5 ms, restore 2.0–2.3 ms either way, docs/benchmarks.md): one core's
-// copy stream already meets what the memory gives two.
-// The caches' copies (a 2B DeltaNet state is 19.3 MiB): one thread's memcpy moves ~8–10 GB/s on these
-// machines, so large ones are split over the pool in page-aligned parts.
+// The caches' copies (a 2B DeltaNet state is 19.3 MiB), 1 MiB or more split over the pool in
+// page-aligned parts: a 2B snapshot takes 2.3–2.5 ms on one thread of the AMX Xeon, 0.72–0.76 ms on
+// two (docs/benchmarks.md; on a Zen 4 machine under load 7–9 the split once measured no faster).
 void CpuBackend::copy(void* dst, const void* src, uint64_t bytes) {
   constexpr uint64_t kSplitBytes = uint64_t{1} << 20;
   if (bytes < kSplitBytes || pool_.size() == 1) {
