@@ -12,7 +12,8 @@ namespace ds::app {
 
 void add_engine_options(CLI::App* command, EngineCliOptions& options) {
   command->add_option("--cache-memory", options.cache_memory,
-                      "Memory for the KV cache and DeltaNet state slots (e.g. 4GiB, 512MiB)")
+                      "Memory for the KV cache and DeltaNet state slots (e.g. 4GiB, 512MiB); with "
+                      "--speculative-tokens each sequence takes two slots (the second is what a verify writes into)")
       ->capture_default_str();
   command->add_option("--kv-cache-dtype", options.kv_cache_dtype,
                       "Element type of the KV cache: auto (bf16 when the model computes in fast mode, fp32 in f32 "

@@ -82,9 +82,9 @@ class SpeculativeEngine : public ::testing::Test {
   };
   // Every prompt submitted at once (a batch), or one after another (alone).
   Outcome run(const std::vector<std::vector<int32_t>>& prompts, const std::vector<SamplingParams>& params, int64_t k,
-          Drafter* drafter, bool together, std::vector<int32_t> eos = {}) {
+          Drafter* drafter, bool together, std::vector<int32_t> eos = {}, uint64_t cache_memory = 64 << 20) {
     EngineOptions options;
-    options.cache_memory = 64 << 20;
+    options.cache_memory = cache_memory;
     options.limits = {256, 8};
     options.speculative_tokens = k;
     options.drafter = drafter;
@@ -139,6 +139,37 @@ TEST_F(SpeculativeEngine, GreedyAndSeededOutputIsPlainDecodingsForEveryDrafterAn
         EXPECT_LT(spec.counters.steps, plain.counters.steps);
       }
     }
+  }
+}
+
+// Under cache pressure requests are preempted (their blocks, slot and spare slot given back) and
+// computed again later; a preempted request's verifies then write into another spare. The output
+// stays plain decoding's, and every slot and spare comes back.
+TEST_F(SpeculativeEngine, PreemptedRequestsKeepPlainDecodingsOutput) {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<SamplingParams> params;
+  for (int i = 0; i < 4; ++i) {
+    prompts.push_back(test::random_tokens(30 + 7 * i, vocab(), 500 + i));
+    SamplingParams p;
+    p.max_tokens = 120;
+    p.ignore_eos = true;
+    params.push_back(p);
+  }
+  // Two sequences' state (each a slot and a spare) and 17 blocks of 16 positions: two prompts fit
+  // at once, their generations (up to 171 positions, 11 blocks each) do not.
+  const CacheGeometry g = step_model_->cache_geometry();
+  const uint64_t budget = 2 * 2 * g.slot_bytes() + 17 * g.block_bytes();
+  const auto capacity = size_cache(g, budget, 8, 0, /*spare_slots=*/true);
+  ASSERT_TRUE(capacity.ok());
+  ASSERT_EQ(capacity->num_slots, 2);
+  ASSERT_EQ(capacity->num_blocks, 17);
+  const Outcome plain = run(prompts, params, 0, nullptr, true, {}, 64 << 20);
+  for (int64_t k : {1, 3}) {
+    ScriptedDrafter drafter(Script::random_mix, vocab(), test::continued(prompts, plain.outputs));
+    const Outcome spec = run(prompts, params, k, &drafter, true, {}, budget);
+    EXPECT_EQ(spec.outputs, plain.outputs) << "k = " << k;
+    EXPECT_GT(spec.counters.preemptions, 0) << "k = " << k << ": the budget should force preemption";
+    EXPECT_GT(spec.counters.spec_accepted_tokens, 0) << "k = " << k;
   }
 }
 
