@@ -5,7 +5,6 @@
 #include <chrono>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 
 #include "engine/mtp_drafter.h"
 #include "engine_options.h"
@@ -17,7 +16,6 @@ namespace ds::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
 
 struct Generation {
   std::vector<int32_t> tokens;
