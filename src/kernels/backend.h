@@ -124,11 +124,13 @@ class Backend {
                         const KvLayerView& kv) = 0;
   // NeoX-style rotation of the first 2·half_dim dims of each head: x [tokens, heads, head_dim].
   virtual void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) = 0;
-  // Causal depthwise conv (kernel K) over time + SiLU. x, out [n, channels]; w [channels, 1, K];
-  // state_in [K-1, channels]: the previous K-1 inputs (oldest first); state_out [K-1, channels]: the
-  // last K-1 inputs after these n, written once state_in is read — the same array (in place) or
-  // another (a speculative verify writes the next state beside the one it may fall back to).
-  virtual void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+  // Causal depthwise conv (kernel K) over time + SiLU. x, out [n, channels]; taps [K, channels] fp32:
+  // tap j of every channel in one run, tap K-1 multiplying the current input (the checkpoint's conv1d
+  // [channels, 1, K] transposed once at load: conv_taps in weight_access.h); state_in [K-1, channels]:
+  // the previous K-1 inputs (oldest first); state_out [K-1, channels]: the last K-1 inputs after these
+  // n, written once state_in is read — the same array (in place) or another (a speculative verify
+  // writes the next state beside the one it may fall back to).
+  virtual void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* taps, int64_t kernel,
                                   const float* state_in, float* state_out, float* out) = 0;
   // Gated delta rule over n tokens of one sequence, chunked form (chunk 64, forward substitution).
   // q, k [n, num_k_heads·k_dim] raw (l2norm and the 1/sqrt(k_dim) scale are applied inside),

@@ -59,9 +59,9 @@ void TimedBackend::kv_write(const float* k, const float* v, int64_t n, int64_t s
 void TimedBackend::rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) {
   timed("rope", [&] { inner_.rope(x, tokens, heads, head_dim, angles); });
 }
-void TimedBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+void TimedBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* taps, int64_t kernel,
                                       const float* state_in, float* state_out, float* out) {
-  timed("causal_conv1d_silu", [&] { inner_.causal_conv1d_silu(x, n, channels, w, state_in, state_out, out); });
+  timed("causal_conv1d_silu", [&] { inner_.causal_conv1d_silu(x, n, channels, taps, kernel, state_in, state_out, out); });
 }
 void TimedBackend::gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride,
                                             const float* g, const float* beta, int64_t n, const DeltaNetShape& shape,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <vector>
 
 #include "io/tensor_view.h"
 #include "util/check.h"
@@ -12,8 +13,7 @@
 namespace ds {
 
 // Calls loop(read), read(element_index) → fp32 in w's dtype: the dtype is decided once for a whole
-// loop. (The conv taps' gather, 24K elements a layer, deciding it per element: 0.33 ms of a 2B int8
-// decode step; once per loop: 0.27–0.29 ms.)
+// loop, not per element.
 template <typename Loop>
 void with_weight_reader(const TensorView& w, Loop&& loop) {
   DS_CHECK(w.format == WeightFormatId::stored, "element access to packed weight ", w.name);
@@ -54,14 +54,18 @@ inline void weight_span(const TensorView& w, int64_t first, int64_t count, float
   });
 }
 
-// Rows [first_row, first_row + rows) of w viewed as [*, cols], transposed: out[j · rows + r] =
-// w[(first_row + r) · cols + j] as fp32. Column by column, so the writes are one run each and the
-// loop vectorises (row by row it did not: a 6,144-channel conv call for one token took 13.9 µs, 10.7 now).
-inline void weight_columns(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, float* out) {
-  with_weight_reader(w, [&](auto read) {
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t r = 0; r < rows; ++r) out[j * rows + r] = read((first_row + r) * cols + j);
+// A depthwise conv's taps as Backend::causal_conv1d_silu reads them, from the checkpoint's conv1d
+// [channels, 1, K]: [K, channels] fp32, taps[j · channels + c] = w[c, 0, j]. Made once at load (the
+// model keeps them), so no conv call converts or transposes its weight.
+inline std::vector<float> conv_taps(const TensorView& conv1d) {
+  DS_CHECK(conv1d.shape.size() == 3 && conv1d.shape[1] == 1, "conv taps from ", conv1d.name, ": expected [channels, 1, K]");
+  const int64_t channels = conv1d.shape[0], kernel = conv1d.shape[2];
+  std::vector<float> taps(static_cast<size_t>(kernel * channels));  // [K, channels]
+  with_weight_reader(conv1d, [&](auto read) {
+    for (int64_t j = 0; j < kernel; ++j)
+      for (int64_t c = 0; c < channels; ++c) taps[static_cast<size_t>(j * channels + c)] = read(c * kernel + j);
   });
+  return taps;
 }
 
 }  // namespace ds

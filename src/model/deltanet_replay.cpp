@@ -24,8 +24,8 @@ Status Qwen35Model::replay_deltanet(const DeltaNetRecord& record, int64_t rows, 
     float* conv_out = ws.conv_out.data();  // [rows, Cv] q | k | v after the conv and SiLU
     float* conv_state = states.conv(slot, state_layer);
     float* state = states.recurrent(slot, state_layer);
-    backend_.causal_conv1d_silu(record.mixed_of(state_layer), rows, Cv, layer.deltanet.conv1d, conv_state, conv_state,
-                                conv_out);
+    backend_.causal_conv1d_silu(record.mixed_of(state_layer), rows, Cv, conv_taps_[state_layer].data(),
+                                config_.linear_conv_kernel_dim, conv_state, conv_state, conv_out);
     backend_.gated_delta_rule_recurrent(conv_out, conv_out + key_dim, conv_out + 2 * key_dim, Cv, record.g_of(state_layer),
                                         record.beta_of(state_layer), rows, shape, state, state,
                                         ws.core.data());  // [rows, nV·dV], not needed

@@ -11,6 +11,7 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
                                  DeltaNetStateSlots& states, Workspace& ws) {
   const GatedDeltaNetWeights& w = layer.deltanet;
   const int64_t T = batch.total_tokens(), Cv = config_.conv_dim(), key_dim = config_.key_dim();
+  const int64_t K = config_.linear_conv_kernel_dim;
   const int64_t nV = config_.linear_num_value_heads, dV = config_.linear_value_head_dim;
   const DeltaNetShape shape{config_.linear_num_key_heads, nV, config_.linear_key_head_dim, dV};
 
@@ -31,8 +32,8 @@ void Qwen35Model::deltanet_layer(const DecoderLayerWeights& layer, int64_t state
     }
     float* conv_out = ws.conv_out.data() + row * Cv;
     const int32_t in = seq.state_slot, out = seq.output_state_slot();  // differ only for decodes (validated)
-    backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, w.conv1d, states.conv(in, state_layer),
-                                states.conv(out, state_layer), conv_out);
+    backend_.causal_conv1d_silu(ws.mixed_qkv.data() + row * Cv, n, Cv, conv_taps_[state_layer].data(), K,
+                                states.conv(in, state_layer), states.conv(out, state_layer), conv_out);
     // HF takes the recurrent kernel only for a single token on an existing cache; every other
     // call (prefill, chunked-prefill continuation) takes the chunked kernel with the cached state.
     const float *q = conv_out, *k = conv_out + key_dim, *v = conv_out + 2 * key_dim;

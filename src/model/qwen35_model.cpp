@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/weight_access.h"
 #include "model/deltanet_record.h"
 
 namespace ds {
@@ -18,6 +19,10 @@ Qwen35Model::Qwen35Model(const ModelConfig& config, Qwen35Weights weights, Backe
       rope_(config.text) {
   int64_t full = 0, linear = 0;
   for (LayerType type : config_.layer_types) cache_index_.push_back(type == LayerType::full_attention ? full++ : linear++);
+  conv_taps_.resize(static_cast<size_t>(linear));
+  for (size_t l = 0; l < weights_.layers.size(); ++l)
+    if (weights_.layers[l].type == LayerType::linear_attention)
+      conv_taps_[static_cast<size_t>(cache_index_[l])] = conv_taps(weights_.layers[l].deltanet.conv1d);
 }
 
 ComputeMode Qwen35Model::effective_mode(ComputeMode requested, const Qwen35Weights& weights) {

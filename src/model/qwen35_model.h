@@ -128,6 +128,7 @@ class Qwen35Model {
   ComputeMode mode_;
   RopeTable rope_;
   std::vector<int64_t> cache_index_;  // layer -> index among its kind (kv layer or state layer)
+  std::vector<std::vector<float>> conv_taps_;  // [state layer][K · Cv]: each DeltaNet conv's taps (conv_taps)
   TensorView mtp_head_;               // the MTP head's lm_head rows (set_mtp_vocab); empty: all of lm_head
   std::shared_ptr<WeightArena> mtp_head_memory_;  // mtp_head_'s bytes when gathered (set_mtp_tokens)
 };

@@ -9,6 +9,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "isa_test.h"
 #include "kernels/ref/ref_backend.h"
+#include "kernels/weight_access.h"
 #include "test_util.h"
 #include "util/random.h"
 
@@ -28,9 +29,7 @@ class CpuMixer : public test::IsaTest {
 
 TEST_P(CpuMixer, ConvIsBitIdenticalToReference) {
   const int64_t channels = 70, kernel = 4, n = 9;
-  auto weights = random_vector(channels * kernel, 1);
-  const TensorView w{"conv", DType::F32, {channels, 1, kernel}, reinterpret_cast<const std::byte*>(weights.data()),
-                     weights.size() * 4};
+  const auto taps = random_vector(kernel * channels, 1);  // [K, channels]
   const auto x = random_vector(n * channels, 2);
   const auto initial_state = random_vector((kernel - 1) * channels, 3);
   RefBackend ref;
@@ -39,12 +38,13 @@ TEST_P(CpuMixer, ConvIsBitIdenticalToReference) {
   auto run = [&](Backend& backend, bool moving) {
     std::vector<float> state = initial_state, out(n * channels), out2(channels);
     std::vector<float> next(state.size(), -7.0f);
-    backend.causal_conv1d_silu(x.data(), n, channels, w, state.data(), moving ? next.data() : state.data(), out.data());
+    backend.causal_conv1d_silu(x.data(), n, channels, taps.data(), kernel, state.data(), moving ? next.data() : state.data(),
+                               out.data());
     if (moving) {
       EXPECT_EQ(state, initial_state) << backend.name() << ": the state read was written";
       state.swap(next);
     }
-    backend.causal_conv1d_silu(x.data(), 1, channels, w, state.data(), state.data(), out2.data());  // continues it
+    backend.causal_conv1d_silu(x.data(), 1, channels, taps.data(), kernel, state.data(), state.data(), out2.data());  // continues it
     out.insert(out.end(), out2.begin(), out2.end());
     out.insert(out.end(), state.begin(), state.end());
     return out;
@@ -53,6 +53,23 @@ TEST_P(CpuMixer, ConvIsBitIdenticalToReference) {
   EXPECT_EQ(run(ref, true), expected);
   for (const auto& backend : cpu_backends())
     for (bool moving : {false, true}) EXPECT_EQ(run(*backend, moving), expected) << backend->name() << " moving " << moving;
+}
+
+// The model transposes each checkpoint conv1d [channels, 1, K] once at load into the kernels' taps
+// [K, channels] fp32: every element lands at its place, converted from the stored dtype.
+TEST(ConvTaps, TransposeTheCheckpointWeight) {
+  const int64_t channels = 5, kernel = 4;
+  std::vector<uint16_t> bits(static_cast<size_t>(channels * kernel));  // [channels, 1, K] bf16
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(0.25f * static_cast<float>(i) - 1.0f);
+  const TensorView w{"conv1d", DType::BF16, {channels, 1, kernel}, reinterpret_cast<const std::byte*>(bits.data()),
+                     bits.size() * 2};
+  const std::vector<float> taps = conv_taps(w);
+  ASSERT_EQ(taps.size(), bits.size());
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t j = 0; j < kernel; ++j)
+      EXPECT_EQ(taps[static_cast<size_t>(j * channels + c)], 0.25f * static_cast<float>(c * kernel + j) - 1.0f) << c << " " << j;
+  const TensorView flat{"conv1d", DType::BF16, {channels, kernel}, w.data, w.nbytes};
+  EXPECT_DEATH(conv_taps(flat), "expected \\[channels, 1, K\\]");
 }
 
 TEST_P(CpuMixer, NormsActivationsAndRopeAreBitIdenticalToReference) {

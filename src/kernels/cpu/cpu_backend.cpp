@@ -270,19 +270,17 @@ void CpuBackend::gated_delta_rule_recurrent(const float* q, const float* k, cons
 }
 
 // Channels are independent: each thread runs a contiguous, 16-aligned range of channels.
-void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w,
+void CpuBackend::causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* taps, int64_t kernel,
                                     const float* state_in, float* state_out, float* out) {
-  if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, w, state_in, state_out, out);
-  auto kernel = portable_->conv;
-  const int64_t kernel_size = w.shape[2];
+  if (isa_ == Isa::scalar) return ref_.causal_conv1d_silu(x, n, channels, taps, kernel, state_in, state_out, out);
+  auto conv = portable_->conv;
   pool_.run([&](int t, int threads) {
     const auto [begin, end] = ThreadPool::range(channels, t, threads, 16);
     if (begin >= end) return;
-    std::vector<float>& buffer = thread_buffers_[t];
-    const auto needed = static_cast<size_t>((2 * kernel_size - 1) * (end - begin));
-    if (buffer.size() < needed) buffer.resize(needed);
-    kernel(x, n, channels, w, state_in, state_out, out, begin, end, buffer.data(),
-           buffer.data() + kernel_size * (end - begin));
+    std::vector<float>& history = thread_buffers_[t];  // [K-1, end - begin]
+    const auto needed = static_cast<size_t>((kernel - 1) * (end - begin));
+    if (history.size() < needed) history.resize(needed);
+    conv(x, n, channels, taps, kernel, state_in, state_out, out, begin, end, history.data());
   });
 }
 

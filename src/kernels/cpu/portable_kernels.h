@@ -22,9 +22,9 @@ struct PortableKernels {
   void (*delta_chunked)(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
                         const float* beta, int64_t n, const DeltaNetShape& s, float* state, float* out,
                         int64_t h_begin, int64_t h_end, DeltaScratch& scratch);
-  // taps [K, c_end − c_begin] and history [K − 1, c_end − c_begin]: scratch.
-  void (*conv)(const float* x, int64_t n, int64_t channels, const TensorView& w, const float* state_in,
-               float* state_out, float* out, int64_t c_begin, int64_t c_end, float* taps, float* history);
+  // history [K − 1, c_end − c_begin]: scratch.
+  void (*conv)(const float* x, int64_t n, int64_t channels, const float* taps, int64_t kernel, const float* state_in,
+               float* state_out, float* out, int64_t c_begin, int64_t c_end, float* history);
   // Tiled (attention_tiled.inc). scores: scratch of scores_floats, at least attention_tile_floats(1, group,
   // start_pos + n, head_dim); attention_scratch_floats() gives room for a whole tile.
   void (*attention)(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,

@@ -22,8 +22,8 @@ class RefBackend final : public Backend {
   void kv_write(const float* k, const float* v, int64_t n, int64_t start_pos, const int32_t* block_table,
                 const KvLayerView& kv) override;
   void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const RopeAngles& angles) override;
-  void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const TensorView& w, const float* state_in,
-                          float* state_out, float* out) override;
+  void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* taps, int64_t kernel,
+                          const float* state_in, float* state_out, float* out) override;
   void gated_delta_rule_chunked(const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
                                 const float* beta, int64_t n, const DeltaNetShape& shape, float* state,
                                 float* out) override;
