@@ -53,6 +53,7 @@ struct BenchOptions {
   EngineCliOptions engine;
   bool json = false;
   bool op_times = false;
+  SamplingParams sampling;  // --concurrency's requests: greedy unless --temperature
 };
 
 
@@ -120,6 +121,7 @@ void emit(bool json, const std::string& test, double tokens_per_s, const BenchOp
 // The engine with N requests at once, for each N of --concurrency: 128-token prompts, decode_tokens each.
 Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int threads) {
   DS_ASSIGN_OR_RETURN(const std::vector<int32_t> levels, parse_int_list(options.concurrency, "--concurrency"));
+  DS_TRY(validate_sampling(options.sampling));
   DS_ASSIGN_OR_RETURN(EngineOptions engine_options_, engine_options(options.engine));
   DS_ASSIGN_OR_RETURN(const KvDtype kv_dtype, kv_cache_dtype(options.engine, *loaded.model));
   Qwen35StepModel plain(*loaded.model, kv_dtype, engine_options_.speculative_tokens > 0);
@@ -129,7 +131,7 @@ Status bench_concurrency(const BenchOptions& options, LoadedModel& loaded, int t
   for (int32_t n : levels) {
     if (n < 1) return Status::errorf("--concurrency: expected request counts >= 1, found ", n);
     DS_ASSIGN_OR_RETURN(const ConcurrencyResult r,
-                        run_concurrency(*engine, loaded.config.text.vocab_size, n, 128, options.decode_tokens, 7));
+                        run_concurrency(*engine, loaded.config.text.vocab_size, n, 128, options.decode_tokens, options.sampling, 7));
     emit(options.json, str_cat("tg", options.decode_tokens, "_c", n), r.decode_tokens_per_s, options, threads,
          str_cat(", \"concurrency\": ", n, ", \"total_tokens_per_s\": ", r.total_tokens_per_s, ", \"ttft_mean_s\": ",
                  r.ttft_mean_s, ", \"ttft_max_s\": ", r.ttft_max_s, ", \"itl_mean_s\": ", r.itl_mean_s,
@@ -482,6 +484,11 @@ CommandRunner add_bench_command(CLI::App& app) {
   command->add_option("--concurrency", options->concurrency,
                       "Also run N requests at once through the engine (128-token prompts, --decode-tokens each), "
                       "for each N of a comma-separated list: aggregate decode tok/s, TTFT, inter-token latency");
+  command->add_option("--temperature", options->sampling.temperature,
+                      "--concurrency's requests sample at this temperature (0: greedy), with --top-p and --top-k")
+      ->capture_default_str();
+  command->add_option("--top-p", options->sampling.top_p, "--concurrency's requests: top-p (1: off)")->capture_default_str();
+  command->add_option("--top-k", options->sampling.top_k, "--concurrency's requests: top-k (0: off)")->capture_default_str();
   command->add_option("--prefix-cache", options->prefix_cache,
                       "Also measure the prefix cache through the engine, for each N of a comma-separated list: TTFT of "
                       "N shared tokens + a 32-token question cold, then warm with another question; and the cost of "

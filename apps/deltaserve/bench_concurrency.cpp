@@ -22,12 +22,12 @@ double percentile(std::vector<double> values, double q) {
 }  // namespace
 
 Result<ConcurrencyResult> run_concurrency(Engine& engine, int64_t vocab, int64_t concurrency, int64_t prompt_tokens,
-                                          int64_t decode_tokens, uint64_t seed) {
+                                          int64_t decode_tokens, const SamplingParams& sampling, uint64_t seed) {
   Xoshiro256 rng(seed);
   std::vector<std::shared_ptr<RequestStream>> streams;
   std::vector<std::vector<Clock::time_point>> arrivals(static_cast<size_t>(concurrency));  // per request, per token
   std::vector<std::string> errors(static_cast<size_t>(concurrency));
-  SamplingParams params;
+  SamplingParams params = sampling;
   params.max_tokens = decode_tokens;
   params.ignore_eos = true;
   const auto start = Clock::now();

@@ -19,9 +19,9 @@ struct ConcurrencyResult {
   double itl_mean_s = 0, itl_p50_s = 0, itl_p99_s = 0;  // gaps between a request's consecutive tokens
 };
 
-// Submits `concurrency` requests of `prompt_tokens` random tokens, each generating `decode_tokens`
-// (EOS ignored, greedy), and waits for all.
+// Submits `concurrency` requests of `prompt_tokens` random tokens (drawn from `seed`), each generating
+// `decode_tokens` (EOS ignored) under `sampling`'s temperature, top-k and top-p, and waits for all.
 Result<ConcurrencyResult> run_concurrency(Engine& engine, int64_t vocab, int64_t concurrency, int64_t prompt_tokens,
-                                          int64_t decode_tokens, uint64_t seed);
+                                          int64_t decode_tokens, const SamplingParams& sampling, uint64_t seed);
 
 }  // namespace ds::app

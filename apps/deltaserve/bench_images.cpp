@@ -81,6 +81,7 @@ class TimedBackend final : public Backend {
     inner_.gated_delta_rule_recurrent(q, k, v, qkv_stride, g, beta, n, shape, state_in, state_out, out);
   }
   void copy(void* dst, const void* src, uint64_t bytes) override { inner_.copy(dst, src, bytes); }
+  void parallel_for(int64_t count, FunctionRef<void(int64_t)> task) override { inner_.parallel_for(count, task); }
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                  const KvLayerView& kv, float scale, float* out) override {
     inner_.attention(q, n, start_pos, num_heads, block_table, kv, scale, out);

@@ -389,21 +389,21 @@ void Engine::step() {
     for (const ScheduledChunk& chunk : plan.chunks) finish(*chunk.request, FinishReason::error, std::nullopt, status.message());
     return;
   }
-  const int64_t vocab = model_.vocab_size();
-  int64_t row = 0, hidden_row = 0;
+  draw_tokens(plan);
+  int64_t hidden_row = 0;
   std::vector<ComputedRows> kept;  // for the drafter: the rows of the requests that go on
-  for (const ScheduledChunk& chunk : plan.chunks) {
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
     Request& r = *chunk.request;
     const int64_t start = r.num_computed, first_hidden = hidden_row;
     hidden_row += hidden == LogitsRows::all ? chunk.num_tokens : 0;
     bool goes_on = true;
     if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
-      goes_on = commit_verified(r, chunk, row);  // may finish r
-      row += chunk.num_tokens;
+      goes_on = commit_verified(r, chunk, draws_[i]);  // may finish r
     } else {
       computed(r, chunk);
-      if (r.num_computed == r.total()) {  // a prefill chunk short of the end has no logits
-        const int32_t token = emit(r, std::span<float>(logits_.data() + row++ * vocab, static_cast<size_t>(vocab)));
+      if (!draws_[i].empty()) {  // a prefill chunk short of the end has no logits
+        const int32_t token = emit(r, std::move(draws_[i].front()));
         if (const std::optional<Ending> ending = ends_after(r, token)) {
           finish(r, ending->reason, ending->stop_token);
           goes_on = false;
@@ -441,12 +441,55 @@ void Engine::step() {
   }
 }
 
-int32_t Engine::emit(Request& r, std::span<float> logits) {
-  if (options_.logits_hook) {
-    const std::span<const int32_t> all(r.tokens);
-    options_.logits_hook(r.id, all.first(static_cast<size_t>(r.prompt_len)), all.subspan(static_cast<size_t>(r.prompt_len)), logits);
+void Engine::draw_tokens(const StepPlan& plan) {
+  std::vector<int64_t> first_row(plan.chunks.size(), -1);  // of each chunk's logits rows; -1: none
+  int64_t row = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {  // the forward's order of logits rows
+    const ScheduledChunk& chunk = plan.chunks[i];
+    const Request& r = *chunk.request;
+    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+      first_row[i] = row;
+      row += chunk.num_tokens;
+    } else if (r.num_computed + chunk.num_tokens == r.total()) {
+      first_row[i] = row++;
+    }
   }
-  SampledToken sampled = r.sampler.sample(logits);
+  draws_.resize(plan.chunks.size());
+  auto draw = [&](int64_t i) {
+    const auto c = static_cast<size_t>(i);
+    draws_[c].clear();
+    if (first_row[c] >= 0) draw_chunk(plan.chunks[c], first_row[c], draws_[c]);
+  };
+  const auto chunks = static_cast<int64_t>(plan.chunks.size());
+  if (options_.logits_hook) {
+    for (int64_t i = 0; i < chunks; ++i) draw(i);
+  } else {
+    model_.backend().parallel_for(chunks, draw);
+  }
+}
+
+void Engine::draw_chunk(const ScheduledChunk& chunk, int64_t first_row, std::vector<SampledToken>& out) {
+  Request& r = *chunk.request;
+  const int64_t vocab = model_.vocab_size();
+  const int64_t drafted = chunk.kind == StepKind::decode ? chunk.num_tokens - 1 : 0;
+  // Row j's input is the last token (j = 0) or draft j; its logits choose the token after it. Sampling
+  // row by row and stopping at the first token that differs from the next draft is plain decoding's
+  // sequence of samples (same sampler, same order), so the output is the same whatever was drafted.
+  // A stop inside the run ends the request: the commit uses the draws up to it.
+  for (int64_t j = 0; j <= drafted; ++j) {
+    const std::span<float> logits(logits_.data() + (first_row + j) * vocab, static_cast<size_t>(vocab));
+    if (options_.logits_hook) {  // it sees the tokens generated so far, those drawn before this row included
+      std::vector<int32_t> generated(r.tokens.begin() + r.prompt_len, r.tokens.end());
+      for (const SampledToken& s : out) generated.push_back(s.token);
+      options_.logits_hook(r.id, std::span<const int32_t>(r.tokens).first(static_cast<size_t>(r.prompt_len)), generated,
+                           logits);
+    }
+    out.push_back(r.sampler.sample(logits));
+    if (j == drafted || out.back().token != r.drafts[static_cast<size_t>(j)]) break;
+  }
+}
+
+int32_t Engine::emit(Request& r, SampledToken sampled) {
   const int32_t token = sampled.token;
   r.tokens.push_back(token);
   gauges_.generation_tokens.fetch_add(1);
@@ -454,17 +497,14 @@ int32_t Engine::emit(Request& r, std::span<float> logits) {
   return token;
 }
 
-bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, int64_t first_row) {
-  const int64_t vocab = model_.vocab_size(), drafted = chunk.num_tokens - 1;
-  // Row j's input is the last token (j = 0) or draft j; its logits choose the token after it. Sampling
-  // row by row and stopping at the first token that differs from the next draft is plain decoding's
-  // sequence of samples (same sampler, same order), so the output is the same whatever was drafted.
+bool Engine::commit_verified(Request& r, const ScheduledChunk& chunk, std::vector<SampledToken>& draws) {
+  const int64_t drafted = chunk.num_tokens - 1;
   int64_t fed = 0, accepted = 0;  // rows whose input stays (the last token and the confirmed drafts)
   std::optional<Ending> ending;
-  for (int64_t j = 0; j <= drafted; ++j) {
-    fed = j + 1;
-    const int32_t token = emit(r, std::span<float>(logits_.data() + (first_row + j) * vocab, static_cast<size_t>(vocab)));
-    const bool confirms = j < drafted && token == r.drafts[static_cast<size_t>(j)];
+  for (size_t j = 0; j < draws.size(); ++j) {  // draw_chunk stopped at the first miss
+    fed = static_cast<int64_t>(j) + 1;
+    const int32_t token = emit(r, std::move(draws[j]));
+    const bool confirms = static_cast<int64_t>(j) < drafted && token == r.drafts[j];
     accepted += confirms;
     ending = ends_after(r, token);
     if (ending || !confirms) break;

@@ -139,11 +139,17 @@ class Engine {
   // Runs the tower for the images tokens [start, start + n) of `request` reach that have no rows yet,
   // reusing the rows of a running request with the same image.
   Status encode_images(Request& request, int64_t start, int64_t n);
-  // Samples one token from `logits` for `request`, appends and streams it.
-  int32_t emit(Request& request, std::span<float> logits);
-  // A verify step's rows: sample row by row while the drafts hold, keep what was confirmed, roll the
-  // DeltaNet state back to it, finish at a stop. False when the request has finished.
-  bool commit_verified(Request& request, const ScheduledChunk& chunk, int64_t first_row);
+  // The tokens the step's logits rows give, into draws_ (one list per chunk): a chunk that ends its
+  // tokens samples its row; a verify samples row by row while the drafts hold, as plain decoding's
+  // sequence of samples would. The requests' samplers are independent, so the chunks are drawn on
+  // the backend's threads (in turn with a logits hook, which is not thread-safe).
+  void draw_tokens(const StepPlan& plan);
+  void draw_chunk(const ScheduledChunk& chunk, int64_t first_row, std::vector<SampledToken>& out);
+  // Appends a drawn token to `request` and streams it.
+  int32_t emit(Request& request, SampledToken sampled);
+  // A verify step's draws: keep what was confirmed, roll the DeltaNet state back to it, finish at a
+  // stop. False when the request has finished.
+  bool commit_verified(Request& request, const ScheduledChunk& chunk, std::vector<SampledToken>& draws);
   void admitted(Request& request);
   void computed(Request& request, const ScheduledChunk& chunk);
   void preempted(Request& request);
@@ -168,6 +174,7 @@ class Engine {
   Scheduler scheduler_;
   std::vector<std::unique_ptr<Request>> requests_;  // engine thread only: every admitted-or-waiting request
   std::vector<float> logits_;                       // [max_seqs · (1 + speculative_tokens), vocab]
+  std::vector<std::vector<SampledToken>> draws_;    // [chunk of the step][token]: draw_tokens' (reused)
   // Merger rows by image content hash while some request holds them: an image is encoded once however
   // many running requests (or times in one prompt) carry it.
   std::unordered_map<uint64_t, std::weak_ptr<const std::vector<float>>> image_rows_;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "io/tensor_view.h"
+#include "util/function_ref.h"
 
 namespace ds {
 
@@ -148,6 +149,12 @@ class Backend {
   // prefix-cache snapshots (tens to hundreds of MiB per second of serving), KV blocks into and out
   // of them — so a backend moves cache memory where it lives, with its own threads.
   virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
+  // task(i) for every i in [0, count), each once, in no particular order, on the backend's threads;
+  // returns when all are done. Host work between steps that would leave those threads idle: the
+  // engine's sampling of a batch (each request's sampler its own). By default, in turn.
+  virtual void parallel_for(int64_t count, FunctionRef<void(int64_t)> task) {
+    for (int64_t i = 0; i < count; ++i) task(i);
+  }
   // Causal softmax attention of n new query tokens (absolute positions start_pos .. start_pos+n-1)
   // over the cached keys 0 .. start_pos+n-1 of one sequence. q, out [n, num_heads, head_dim];
   // query head h uses kv head h / (num_heads / num_kv_heads). fp32 cache: scores and the weighted

@@ -62,6 +62,8 @@ class TimedBackend final : public Backend {
                                   const float* beta, int64_t n, const DeltaNetShape& shape, const float* state_in,
                                   float* state_out, float* out) override;
   void copy(void* dst, const void* src, uint64_t bytes) override;
+  // Not an op of the model: passed on untimed.
+  void parallel_for(int64_t count, FunctionRef<void(int64_t)> task) override { inner_.parallel_for(count, task); }
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                  const KvLayerView& kv, float scale, float* out) override;
   void layer_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, const TensorView& b, float eps,

@@ -6,6 +6,7 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "kernels/cpu/attention_amx.h"
@@ -226,6 +227,17 @@ void CpuBackend::copy(void* dst, const void* src, uint64_t bytes) {
     if (begin < end)
       std::memcpy(static_cast<std::byte*>(dst) + begin, static_cast<const std::byte*>(src) + begin,
                   static_cast<size_t>(end - begin));
+  });
+}
+
+// Tasks taken one at a time from a shared counter: their costs differ (a greedy request's sample
+// against a sampled one's), so a fixed split would leave a thread waiting.
+void CpuBackend::parallel_for(int64_t count, FunctionRef<void(int64_t)> task) {
+  if (count <= 1 || pool_.size() == 1) return Backend::parallel_for(count, task);
+  std::atomic<int64_t> next{0};
+  pool_.run([&](int, int) {
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < count; i = next.fetch_add(1, std::memory_order_relaxed))
+      task(i);
   });
 }
 

@@ -53,6 +53,7 @@ class CpuBackend final : public Backend {
   void attention(const float* q, int64_t n, int64_t start_pos, int64_t num_heads, const int32_t* block_table,
                  const KvLayerView& kv, float scale, float* out) override;
   void copy(void* dst, const void* src, uint64_t bytes) override;
+  void parallel_for(int64_t count, FunctionRef<void(int64_t)> task) override;
   // The vision tower's ops (vision_ops.inc): rows, elements or (head, query tile) pairs over the threads.
   void layer_norm(const float* x, int64_t rows, int64_t dim, const TensorView& w, const TensorView& b, float eps,
                   float* out) override;
