@@ -80,7 +80,7 @@ struct Scratch {
 };
 
 template <class P>
-void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s) {
+void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s, KquantPrefetch prefetch) {
   constexpr int64_t kStride = kquant_superblock_bytes(P::kCodeBytes, P::kSideBytes);
   s.codes.resize(static_cast<size_t>(superblocks * kGroupsPerSuperblock));
   s.scales.resize(static_cast<size_t>(superblocks));
@@ -88,6 +88,7 @@ void unpack_panel(const std::byte* panel, int64_t superblocks, Scratch<P>& s) {
     const std::byte* codes = panel + b * kStride;
     P::load_scales(codes + P::kCodeBytes, s.scales[static_cast<size_t>(b)]);
     for (int64_t j = 0; j < kGroupsPerSuperblock; ++j) {
+      kquant_prefetch_ahead<kStride>(codes, j, prefetch);
       std::byte* quads = s.codes[static_cast<size_t>(b * kGroupsPerSuperblock + j)].bytes;
       for (int v = 0; v < 4; ++v) {
         __m512i lo, hi;
@@ -201,9 +202,12 @@ void matmul_kquant_amx(const std::byte* activations, int64_t m, const TensorView
   const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
   static constexpr auto tiles = token_tiles<P>(std::make_integer_sequence<int, kAmxTileRows>());
   thread_local Scratch<P> scratch;
+  // Each panel is read from memory once per token block, by its unpack: prefetched this CPU's
+  // distance ahead, so the next panel arrives while the tiles work on this one.
+  const KquantPrefetch stream = cpu_tuning().kquant_decode_prefetch;
   for_each_token_tile(
       m, k, kAmxTileRows, panel_begin, panel_end,
-      [&](int64_t p) { unpack_panel<P>(w.data + p * panel_bytes, superblocks, scratch); },
+      [&](int64_t p) { unpack_panel<P>(w.data + p * panel_bytes, superblocks, scratch, stream); },
       [](int64_t tokens) { return config_for<P::kHalves>(static_cast<int>(tokens)); },
       [&](int64_t p, int64_t t0, int64_t tokens) {
         const int64_t first_row = p * kKquantPanelRows;

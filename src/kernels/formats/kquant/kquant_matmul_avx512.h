@@ -41,6 +41,11 @@ namespace ds::kernels {
 // int32 dots) plus the codes and scales stay in the 32 zmm registers. 6 measured at least as fast as
 // 8 and 10 in prefill (Q4_K 0.71 of int8 panels' MAC rate, against 0.67 and 0.62, one Zen 5 thread).
 inline constexpr int kKquantTileTokens = 6;
+// Calls of up to this many tokens (decode, a batch of decodes or verifies up to --max-num-seqs'
+// default) are bound by their panels' stream: the first token tile over a panel prefetches it. With
+// more (prefill) the arithmetic bounds them, and the same prefetch measured slower (2B Q4_K_M pp512
+// at --isa avx512 on the AMX Xeon: 167–174 → 150–153 tok/s; docs/benchmarks.md).
+inline constexpr int64_t kKquantStreamTokens = 16;
 
 template <class P, int R>
 void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel, int64_t superblocks, float* y,
@@ -155,8 +160,12 @@ void matmul_kquant_avx512(const std::byte* activations, int64_t m, const Activat
   const KquantActivations a = kquant_activations_in(activations, m, k);
   const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
   static constexpr auto tiles = kquant_tiles<P>(std::make_integer_sequence<int, kKquantTileTokens>());
-  // Decode streams each panel once; prefill reads a panel from cache for every token tile.
-  const KquantPrefetch prefetch = m <= kKquantTileTokens ? cpu_tuning().kquant_decode_prefetch : KquantPrefetch{};
+  // A block's first token tile over a panel reads it from memory, prefetching this CPU's distance
+  // ahead (kKquantStreamTokens); the block's other tiles read it from cache.
+  // Both made once, not per call: a struct built at each call is passed on the stack written in
+  // parts and read whole, a failed store forwarding each time (a quarter of Q4_K prefill's time).
+  const KquantPrefetch stream = m <= kKquantStreamTokens ? cpu_tuning().kquant_decode_prefetch : KquantPrefetch{},
+                       none{};
   // Tokens in blocks whose activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte comes from memory once per block.
   const int64_t block = std::max<int64_t>(kKquantTileTokens, 256 * 1024 / k / kKquantTileTokens * kKquantTileTokens);
@@ -167,7 +176,7 @@ void matmul_kquant_avx512(const std::byte* activations, int64_t m, const Activat
       const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
       for (int64_t r = b0; r < b_end; r += kKquantTileTokens) {
         const int64_t count = std::min<int64_t>(kKquantTileTokens, b_end - r);
-        tiles[count - 1](a, r, panel, superblocks, y + r * n + first_row, n, rows, prefetch);
+        tiles[count - 1](a, r, panel, superblocks, y + r * n + first_row, n, rows, r == b0 ? stream : none);
       }
     }
   }
