@@ -31,6 +31,8 @@ constexpr int kTileRows = 6;
 // 1.51–1.56× a decode step's that way, docs/benchmarks.md). Elsewhere side by side is faster: in
 // turn, 1-token calls took 7–14% longer, and prefill 15% (tiles of 4–6 tokens; 6 spill).
 constexpr int kInTurnRows = 4;
+// Up to this many tokens a call streams its panels from memory (matmul_int8_avx512).
+constexpr int64_t kStreamTokens = 16;
 
 // The exact int32 sums of group g for R tokens, both 16-row halves c: dot[r][c] = Σ q_w · q_x, or
 // with two planes 256 · Σ q_w · hi + Σ q_w · lo (each plane's sum starting at its −128 · Σ q).
@@ -180,8 +182,11 @@ void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w
   const bool in_turn = a.planes == 2 && m == kInTurnRows;
   const int64_t tile_rows = a.planes == 2 ? kTileRows / 2 : kTileRows;
   const Tile* tiles = a.planes == 2 ? kTiles16 : kTiles;
-  // Decode streams each panel once; prefill reads it from L2 for every token tile, unprefetched.
-  const StreamPrefetch prefetch = m <= tile_rows ? cpu_tuning().decode_prefetch : StreamPrefetch{};
+  // Calls of up to kStreamTokens tokens (decode, batches of decodes and verifies) are bound by the
+  // panels' stream: a block's first token tile over a panel reads it from memory, prefetched; the
+  // other tiles, and every tile of prefill, read it from cache unprefetched. Both made once, not per
+  // call: a struct built at each call is passed written in parts and read whole (store forwarding).
+  const StreamPrefetch prefetch = m <= kStreamTokens ? cpu_tuning().decode_prefetch : StreamPrefetch{}, none{};
   // Tokens in blocks whose int8 activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte is read from memory once per block.
   const int64_t block = std::max<int64_t>(kTileRows, (256 * 1024 / std::max<int64_t>(k, 1)) / kTileRows * kTileRows);
@@ -197,7 +202,7 @@ void matmul_int8_avx512(const Int8Activations& a, int64_t m, const TensorView& w
       }
       for (int64_t r = b0; r < b_end; r += tile_rows) {
         const int64_t count = std::min<int64_t>(tile_rows, b_end - r);
-        tiles[count - 1](a, r, panel, y + r * n + first_col, n, rows, prefetch);
+        tiles[count - 1](a, r, panel, y + r * n + first_col, n, rows, r == b0 ? prefetch : none);
       }
     }
   }
