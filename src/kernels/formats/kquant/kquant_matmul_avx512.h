@@ -38,14 +38,15 @@
 namespace ds::kernels {
 
 // Up to kKquantTileTokens tokens × one 16-row panel: 3 vectors per token (fp32 accumulator and two
-// int32 dots) plus the codes and scales stay in the 32 zmm registers. 6 measured at least as fast as
-// 8 and 10 in prefill (Q4_K 0.71 of int8 panels' MAC rate, against 0.67 and 0.62, one Zen 5 thread).
-inline constexpr int kKquantTileTokens = 6;
+// int32 dots) plus the codes and scales in the 32 zmm registers. Every tile unpacks the panel's codes
+// again, so a batch of decodes takes tiles of up to 8 (8 tokens on the AMX Xeon: Q4_K 14.5 → 17.5
+// GB/s, Q6_K 15.9 → 17.6, against 6 + 2); prefill takes 6, which measured at least as fast as 8 and
+// 10 there (Q4_K 0.71 of int8 panels' MAC rate, against 0.67 and 0.62, one Zen 5 thread).
+inline constexpr int kKquantTileTokens = 8;
+inline constexpr int kKquantPrefillTileTokens = 6;
 // Calls of up to this many tokens (decode, a batch of decodes or verifies up to --max-num-seqs'
-// default) are bound by their panels' stream: the first token tile over a panel prefetches it. With
-// more (prefill) the arithmetic bounds them, and the same prefetch measured slower (2B Q4_K_M pp512
-// at --isa avx512 on the AMX Xeon: 167–174 → 150–153 tok/s; docs/benchmarks.md).
-inline constexpr int64_t kKquantStreamTokens = 16;
+// default) take tiles of kKquantTileTokens; more (prefill), of kKquantPrefillTileTokens.
+inline constexpr int64_t kKquantBatchTokens = 16;
 
 template <class P, int R>
 void kquant_tile(const KquantActivations& a, int64_t r0, const std::byte* panel, int64_t superblocks, float* y,
@@ -161,21 +162,22 @@ void matmul_kquant_avx512(const std::byte* activations, int64_t m, const Activat
   const int64_t panel_bytes = kquant_panel_bytes(P::kCodeBytes, P::kSideBytes, k);
   static constexpr auto tiles = kquant_tiles<P>(std::make_integer_sequence<int, kKquantTileTokens>());
   // A block's first token tile over a panel reads it from memory, prefetching this CPU's distance
-  // ahead (kKquantStreamTokens); the block's other tiles read it from cache.
-  // Both made once, not per call: a struct built at each call is passed on the stack written in
-  // parts and read whole, a failed store forwarding each time (a quarter of Q4_K prefill's time).
-  const KquantPrefetch stream = m <= kKquantStreamTokens ? cpu_tuning().kquant_decode_prefetch : KquantPrefetch{},
-                       none{};
+  // ahead; the block's other tiles read it from cache. (In prefill too: on the AMX Xeon at --isa
+  // avx512, Q4_K 292–308 → 316–331 GMAC/s, Q6_K 194–200 → 232–239.) Both made once, not per call: a
+  // struct built at each call is passed on the stack written in parts and read whole, a failed store
+  // forwarding each time (a quarter of Q4_K prefill's time).
+  const KquantPrefetch stream = cpu_tuning().kquant_decode_prefetch, none{};
   // Tokens in blocks whose activations (~k bytes each) stay in L2 beside one panel while the
   // thread's panels stream past: each weight byte comes from memory once per block.
-  const int64_t block = std::max<int64_t>(kKquantTileTokens, 256 * 1024 / k / kKquantTileTokens * kKquantTileTokens);
+  const int64_t tile_tokens = m <= kKquantBatchTokens ? kKquantTileTokens : kKquantPrefillTileTokens;
+  const int64_t block = std::max<int64_t>(tile_tokens, 256 * 1024 / k / tile_tokens * tile_tokens);
   for (int64_t b0 = 0; b0 < m; b0 += block) {
     const int64_t b_end = std::min(m, b0 + block);
     for (int64_t p = panel_begin; p < panel_end; ++p) {
       const std::byte* panel = w.data + p * panel_bytes;
       const int64_t first_row = p * kKquantPanelRows, rows = std::min(kKquantPanelRows, n - first_row);
-      for (int64_t r = b0; r < b_end; r += kKquantTileTokens) {
-        const int64_t count = std::min<int64_t>(kKquantTileTokens, b_end - r);
+      for (int64_t r = b0; r < b_end; r += tile_tokens) {
+        const int64_t count = std::min<int64_t>(tile_tokens, b_end - r);
         tiles[count - 1](a, r, panel, superblocks, y + r * n + first_row, n, rows, r == b0 ? stream : none);
       }
     }
