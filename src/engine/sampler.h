@@ -46,6 +46,7 @@ class Sampler {
  private:
   std::span<const float> penalised(std::span<const float> logits);
   int32_t draw(std::span<const float> logits);
+  void top_k_candidates(std::span<const float> logits, size_t k, double inv_t, double floor);
   void fill_logprobs(std::span<const float> logits, SampledToken& out) const;
   // Bands of scaled logit below the best, `width` wide: how top-k and top-p find their cut.
   static constexpr size_t kBands = 1024;
