@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/portable_exp.h"
+
 namespace ds {
 namespace {
 
@@ -87,6 +89,8 @@ int32_t Sampler::draw(std::span<const float> logits) {
   // min_p keeps p ≥ min_p · p_max, i.e. scaled logits ≥ best + log(min_p).
   const double floor = params_.min_p > 0.0f ? std::max(best + std::log(double(params_.min_p)), best - kCandidateRange)
                                             : best - kCandidateRange;
+  // With min_p the floor leaves few candidates: the array is cheaper than weighing every token.
+  if (params_.top_k <= 0 && params_.top_p >= 1.0f && params_.min_p <= 0.0f) return draw_by_weight(logits, inv_t, best, floor);
   candidates_.clear();
   if (params_.top_k > 0 && params_.top_k <= kHeapTopK) {
     top_k_candidates(logits, static_cast<size_t>(params_.top_k), inv_t, floor);
@@ -121,6 +125,46 @@ int32_t Sampler::draw(std::span<const float> logits) {
     if (target < cumulative) return candidates_[i].token;
   }
   return candidates_[keep - 1].token;  // rounding left the target at the very end
+}
+
+// Temperature alone: every token within 40 nats of the best weighs e^(scaled − best), and the draw
+// walks them in id order — no candidates' array (32 bytes a token, written and read). The weights
+// in fp32 by portable_exp (std::exp in double per candidate was a third of the draw), summed by blocks
+// in double, so the walk skips whole blocks. (The loop stays scalar: -ftrapping-math keeps GCC from
+// vectorising portable_exp's selects outside the kernels' ISA builds.)
+int32_t Sampler::draw_by_weight(std::span<const float> logits, double inv_t, double best, double floor) {
+  constexpr size_t kBlock = 1024, kLanes = 8;
+  const size_t n = logits.size(), blocks = (n + kBlock - 1) / kBlock;
+  weights_.resize(n);
+  block_sums_.assign(blocks, 0.0);
+  const auto inv = static_cast<float>(inv_t), top = static_cast<float>(best), cut = static_cast<float>(floor - best);
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t first = b * kBlock, last = std::min(n, first + kBlock);
+    for (size_t i = first; i < last; ++i) {
+      const float d = logits[i] * inv - top;
+      weights_[i] = d >= cut ? portable_exp(d) : 0.0f;  // NaN: 0
+    }
+    double lane[kLanes] = {};  // side by side, so the additions need not wait on each other
+    size_t i = first;
+    for (; i + kLanes <= last; i += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) lane[l] += weights_[i + l];
+    for (; i < last; ++i) lane[0] += weights_[i];
+    for (double l : lane) block_sums_[b] += l;
+  }
+  double total = 0.0;
+  for (double s : block_sums_) total += s;
+  const double target = static_cast<double>(rng_.next() >> 11) * (1.0 / 9007199254740992.0) * total;
+  double cumulative = 0.0;
+  size_t b = 0;
+  while (b + 1 < blocks && target >= cumulative + block_sums_[b]) cumulative += block_sums_[b++];
+  int32_t drawn = -1;
+  for (size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+    if (weights_[i] == 0.0f) continue;
+    drawn = static_cast<int32_t>(i);
+    cumulative += weights_[i];
+    if (target < cumulative) return drawn;
+  }
+  return drawn >= 0 ? drawn : argmax(logits);  // rounding left the target at the block's very end
 }
 
 // The k most likely tokens at or above `floor` (more_likely's order: among equal logits the lower

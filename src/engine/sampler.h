@@ -46,6 +46,7 @@ class Sampler {
  private:
   std::span<const float> penalised(std::span<const float> logits);
   int32_t draw(std::span<const float> logits);
+  int32_t draw_by_weight(std::span<const float> logits, double inv_t, double best, double floor);
   void top_k_candidates(std::span<const float> logits, size_t k, double inv_t, double floor);
   void fill_logprobs(std::span<const float> logits, SampledToken& out) const;
   // Bands of scaled logit below the best, `width` wide: how top-k and top-p find their cut.
@@ -64,6 +65,8 @@ class Sampler {
   std::unordered_map<int32_t, int32_t> output_counts_;  // generated token → occurrences
   std::vector<float> work_;                            // [vocab] penalised logits (reused)
   std::vector<Candidate> candidates_;  // reused
+  std::vector<float> weights_;         // [vocab] draw_by_weight's, reused
+  std::vector<double> block_sums_;     // [vocab / 1024] their sums by block, reused
   std::vector<size_t> band_counts_;    // [kBands], reused
   std::vector<double> band_weights_;   // [kBands], reused
 };

@@ -109,7 +109,10 @@ TEST(Sampler, CutsOverALargeVocabularyFollowTheirDefinition) {
     int64_t top_k;
     float top_p;
   };
-  for (const Case c : {Case{0.8f, 50, 0.9f}, Case{1.0f, 0, 0.3f}, Case{0.7f, 5, 1.0f}, Case{1.5f, 0, 0.05f}}) {
+  // A top-k by the heap, top-p alone, top-k alone, a tight top-p, and temperature alone (every token
+  // weighed, the walk over blocks of 1,024).
+  for (const Case c : {Case{0.8f, 50, 0.9f}, Case{1.0f, 0, 0.3f}, Case{0.7f, 5, 1.0f}, Case{1.5f, 0, 0.05f},
+                       Case{1.2f, 0, 1.0f}}) {
     SamplingParams params;
     params.temperature = c.temperature;
     params.top_k = c.top_k;
@@ -147,6 +150,14 @@ TEST(Sampler, NonFiniteLogitsAndDegenerateCutsStillDrawATokenOfTheirs) {
   EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{0.0f, inf, 1.0f, inf}).token, 1);
   EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{nan, -inf, 2.0f, nan}).token, 2);
   EXPECT_EQ(Sampler(params, {}, 1).sample(std::vector<float>{-inf, -inf, -inf}).token, 0);
+  SamplingParams plain;  // temperature alone: its own path
+  plain.temperature = 1.0f;
+  EXPECT_EQ(Sampler(plain, {}, 1).sample(std::vector<float>{0.0f, inf, 1.0f, inf}).token, 1);
+  std::vector<float> one_finite(3000, nan);  // past the first block of 1,024
+  one_finite[2500] = -inf;
+  one_finite[2999] = 5.0f;
+  for (int seed = 0; seed < 20; ++seed) EXPECT_EQ(Sampler(plain, {}, seed).sample(one_finite).token, 2999);
+  EXPECT_EQ(Sampler(plain, {}, 1).sample(std::vector<float>{-inf, -inf, -inf}).token, 0);
   params.top_p = 1.0f;
   params.min_p = 1.0f;  // keeps only the best (two of them): bands of no width
   EXPECT_EQ(histogram(params, {0.5f, 3.0f, 3.0f, 1.0f}, 200).size(), 2u);
