@@ -173,21 +173,21 @@ int32_t Sampler::draw_by_weight(std::span<const float> logits, double inv_t, dou
 // higher id) never does. Once the heap is full one compare (with its worst, ≥ floor) turns almost
 // every token away, a branch the CPU predicts.
 void Sampler::top_k_candidates(std::span<const float> logits, size_t k, double inv_t, double floor) {
-  auto less_likely_first = [](const Candidate& a, const Candidate& b) { return more_likely(a, b); };
+  auto least_likely_on_top = [](const Candidate& a, const Candidate& b) { return more_likely(a, b); };
   size_t i = 0;
   for (; i < logits.size() && candidates_.size() < k; ++i) {
     const double scaled = logits[i] * inv_t;
     if (!(scaled >= floor)) continue;  // NaN too
     candidates_.push_back({scaled, 0.0, static_cast<int32_t>(i), 0});
-    std::push_heap(candidates_.begin(), candidates_.end(), less_likely_first);
+    std::push_heap(candidates_.begin(), candidates_.end(), least_likely_on_top);
   }
   double worst = candidates_.empty() ? floor : candidates_.front().scaled;
   for (; i < logits.size(); ++i) {
     const double scaled = logits[i] * inv_t;
     if (!(scaled > worst)) continue;  // NaN too
-    std::pop_heap(candidates_.begin(), candidates_.end(), less_likely_first);
+    std::pop_heap(candidates_.begin(), candidates_.end(), least_likely_on_top);
     candidates_.back() = {scaled, 0.0, static_cast<int32_t>(i), 0};
-    std::push_heap(candidates_.begin(), candidates_.end(), less_likely_first);
+    std::push_heap(candidates_.begin(), candidates_.end(), least_likely_on_top);
     worst = candidates_.front().scaled;
   }
   std::sort(candidates_.begin(), candidates_.end(), more_likely);
