@@ -486,9 +486,14 @@ CommandRunner add_bench_command(CLI::App& app) {
                       "for each N of a comma-separated list: aggregate decode tok/s, TTFT, inter-token latency");
   command->add_option("--temperature", options->sampling.temperature,
                       "--concurrency's requests sample at this temperature (0: greedy), with --top-p and --top-k")
+      ->check(CLI::Range(0.0f, 1e6f))
       ->capture_default_str();
-  command->add_option("--top-p", options->sampling.top_p, "--concurrency's requests: top-p (1: off)")->capture_default_str();
-  command->add_option("--top-k", options->sampling.top_k, "--concurrency's requests: top-k (0: off)")->capture_default_str();
+  command->add_option("--top-p", options->sampling.top_p, "--concurrency's requests: top-p (1: off)")
+      ->check(CLI::Range(1e-6f, 1.0f))
+      ->capture_default_str();
+  command->add_option("--top-k", options->sampling.top_k, "--concurrency's requests: top-k (0: off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
   command->add_option("--prefix-cache", options->prefix_cache,
                       "Also measure the prefix cache through the engine, for each N of a comma-separated list: TTFT of "
                       "N shared tokens + a 32-token question cold, then warm with another question; and the cost of "
