@@ -261,7 +261,7 @@ bool Engine::draft(StepPlan& plan) {
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
     r.drafts.clear();
-    if (chunk.kind != StepKind::decode || chunk.num_tokens == 1) continue;
+    if (!chunk.verifies()) continue;
     asks.push_back(DraftRequest{r.id, r.tokens, chunk.num_tokens - 1, r.cache.blocks, &r.drafts,
                                 r.images.empty() ? 0 : r.images.rope_delta});
   }
@@ -273,7 +273,7 @@ bool Engine::draft(StepPlan& plan) {
   }
   const int64_t vocab = model_.vocab_size();
   for (ScheduledChunk& chunk : plan.chunks) {
-    if (chunk.kind != StepKind::decode || chunk.num_tokens == 1) continue;
+    if (!chunk.verifies()) continue;
     std::vector<int32_t>& drafts = chunk.request->drafts;
     if (static_cast<int64_t>(drafts.size()) > chunk.num_tokens - 1) drafts.resize(static_cast<size_t>(chunk.num_tokens - 1));
     // A token outside the vocabulary ends the drafts (a drafter's bug must not reach the model).
@@ -354,7 +354,7 @@ void Engine::step() {
   ForwardBatch batch;  // spans into each request's tokens: valid until they grow after the forward
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& r = *chunk.request;
-    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+    if (chunk.verifies()) {
       // A verify: the last token and its drafts, every row's logits, the DeltaNet inputs recorded and
       // the state written into the spare slot, the slot's own left as it was for a rollback (docs/mtp.md).
       DS_CHECK(chunk.num_tokens == 1 + static_cast<int64_t>(r.drafts.size()), "request ", r.id, " verifies ",
@@ -371,7 +371,7 @@ void Engine::step() {
       batch.sequences.back().hidden = hidden;
       continue;
     }
-    const bool wants_logits = r.num_computed + chunk.num_tokens == r.total();
+    const bool wants_logits = chunk.ends_tokens();
     batch.sequences.push_back(SequenceInput{std::span<const int32_t>(r.tokens).subspan(r.num_computed, chunk.num_tokens),
                                             r.num_computed, r.cache.blocks, r.cache.slot, {},
                                             wants_logits ? LogitsRows::last : LogitsRows::none, chunk.kind});
@@ -398,7 +398,7 @@ void Engine::step() {
     const int64_t start = r.num_computed, first_hidden = hidden_row;
     hidden_row += hidden == LogitsRows::all ? chunk.num_tokens : 0;
     bool goes_on = true;
-    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+    if (chunk.verifies()) {
       goes_on = commit_verified(r, chunk, draws_[i]);  // may finish r
     } else {
       computed(r, chunk);
@@ -446,11 +446,10 @@ void Engine::draw_tokens(const StepPlan& plan) {
   int64_t row = 0;
   for (size_t i = 0; i < plan.chunks.size(); ++i) {  // the forward's order of logits rows
     const ScheduledChunk& chunk = plan.chunks[i];
-    const Request& r = *chunk.request;
-    if (chunk.kind == StepKind::decode && chunk.num_tokens > 1) {
+    if (chunk.verifies()) {
       first_row[i] = row;
       row += chunk.num_tokens;
-    } else if (r.num_computed + chunk.num_tokens == r.total()) {
+    } else if (chunk.ends_tokens()) {
       first_row[i] = row++;
     }
   }
@@ -471,7 +470,7 @@ void Engine::draw_tokens(const StepPlan& plan) {
 void Engine::draw_chunk(const ScheduledChunk& chunk, int64_t first_row, std::vector<SampledToken>& out) {
   Request& r = *chunk.request;
   const int64_t vocab = model_.vocab_size();
-  const int64_t drafted = chunk.kind == StepKind::decode ? chunk.num_tokens - 1 : 0;
+  const int64_t drafted = chunk.verifies() ? chunk.num_tokens - 1 : 0;
   // Row j's input is the last token (j = 0) or draft j; its logits choose the token after it. Sampling
   // row by row and stopping at the first token that differs from the next draft is plain decoding's
   // sequence of samples (same sampler, same order), so the output is the same whatever was drafted.

@@ -44,6 +44,11 @@ struct ScheduledChunk {
   Request* request;
   int64_t num_tokens;  // tokens [num_computed, num_computed + num_tokens) run this step
   StepKind kind;       // prefill (chunked kernel) or decode (recurrent)
+  // A speculative verify: the decode of the last token and its drafts.
+  bool verifies() const { return kind == StepKind::decode && num_tokens > 1; }
+  // Whether it reaches the end of its request's tokens (asked before the step computes it), so its
+  // last row has logits to sample; a prefill chunk short of the prompt's end has none.
+  bool ends_tokens() const { return request->num_computed + num_tokens == request->total(); }
 };
 
 struct StepPlan {
