@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "inspect_gguf.h"
 #include "io/checkpoint_files.h"
+#include "io/generation_config.h"
 #include "io/model_config.h"
 #include "io/safetensors_checkpoint.h"
 #include "model/model_summary.h"
@@ -150,7 +151,10 @@ int run_inspect(const InspectOptions& options) {
   print_inspect_row("tokenizer", str_cat(f.tokenizer_json ? "tokenizer.json" : "no tokenizer.json",
                                  f.tokenizer_config ? ", tokenizer_config.json" : ", no tokenizer_config.json"));
   print_inspect_row("chat template", f.chat_template_source.empty() ? "none" : "from " + f.chat_template_source);
-  print_inspect_row("generation", f.generation_config ? "generation_config.json" : "no generation_config.json (built-in defaults)");
+  const auto generation = load_generation_config(options.model_dir);
+  print_inspect_row("generation", !f.generation_config ? "no generation_config.json (built-in defaults)"
+                                  : generation.ok()    ? str_cat("generation_config.json: ", sampling_defaults_text(*generation))
+                                                       : str_cat("generation_config.json refused: ", generation.status().message()));
 
   std::printf("\n  %-12s %12s %14s %8s  %s\n", "part", "params", "bytes", "tensors", "dtypes");
   for (WeightPart part : kAllWeightParts) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli_errors.h"
+#include "io/generation_config.h"
 #include "io/gguf_file.h"
 #include "model/gguf_checkpoint.h"
 #include "model/qwen35_weights.h"
@@ -75,6 +76,9 @@ int inspect_gguf(const std::string& path) {
   print_inspect_row("tokenizer", str_cat(metadata_text(gguf, "tokenizer.ggml.model"), " / ", metadata_text(gguf, "tokenizer.ggml.pre"),
                                  ", tokens: ", metadata_text(gguf, "tokenizer.ggml.tokens")));
   print_inspect_row("chat template", gguf.find("tokenizer.chat_template") != nullptr ? "in the metadata" : "none");
+  const auto generation = gguf_generation_config(gguf, path);
+  print_inspect_row("sampling", generation.ok() ? str_cat("general.sampling.*: ", sampling_defaults_text(*generation))
+                                                : str_cat("refused: ", generation.status().message()));
   print_inspect_row("as a model", model_text(path));
 
   struct TypeTotals {

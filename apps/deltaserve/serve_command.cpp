@@ -222,6 +222,8 @@ int run_serve(ServeOptions options) {
   model.tokenizer = &*tokenizer;
   model.default_template_kwargs = default_kwargs;
   model.defaults = sampling_defaults(*generation);
+  log::info("serve: sampling defaults (", options.model_dir.ends_with(".gguf") ? "general.sampling.*" : "generation_config.json",
+            "): ", sampling_defaults_text(*generation), "; a request's own values win");
   model.default_max_tokens = options.access.default_max_tokens;
   auto source = template_override.empty() ? load_chat_template(options.model_dir) : Result<std::string>(template_override);
   if (source.ok()) {

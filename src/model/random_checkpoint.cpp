@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 
+#include "io/generation_config.h"
 #include "io/model_config.h"
 #include "io/safetensors_writer.h"
 #include "kernels/formats/fp8/block_fp8.h"
@@ -345,6 +346,10 @@ Status write_random_gguf(const nlohmann::ordered_json& config_json, const Random
   gguf.threads = options.threads;
   DS_TRY(set_gguf_tokenizer(assets.tokenizer_json, assets.tokenizer_config_json, assets.chat_template, text.vocab_size,
                             gguf.metadata));
+  // The sampling defaults the directory layout's generation_config.json holds, as the converter carries them.
+  DS_ASSIGN_OR_RETURN(const GenerationConfig generation,
+                      parse_generation_config(preset_generation_config_json().dump(), "the preset generation_config.json"));
+  set_gguf_generation_config(generation, gguf.metadata);
   // What made these weights (the safetensors checkpoint's deltaserve_random.json).
   const auto produced = options.visible_text ? producible_ids(assets.tokenizer_json, text.vocab_size) : std::nullopt;
   gguf.metadata.set_number<bool>("deltaserve.random_weights", true);

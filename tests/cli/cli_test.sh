@@ -137,6 +137,8 @@ expect_usage_error generate_mtp_range 'generate: --speculative-tokens: Value 17 
 # (tokenizer and template from its metadata) and writes visible text too.
 expect_ok make_gguf 'wrote .*tiny-q4\.gguf' "$bin" make-checkpoint --shape tiny --out "$work/tiny-q4.gguf" --gguf-type q4_k_m --seed 3
 expect_ok inspect_gguf_made 'Q4_K +[0-9]+ ' "$bin" inspect --model "$work/tiny-q4.gguf"
+expect_ok inspect_gguf_made_sampling 'sampling +general\.sampling\.\*: temperature 0\.6, top_k 20, top_p 0\.95' \
+  "$bin" inspect --model "$work/tiny-q4.gguf"
 echo '[{"role":"user","content":"hi"}]' >"$work/hi.json"
 expect_ok render_chat_gguf_made '<\|im_start\|>user' "$bin" render-chat --model "$work/tiny-q4.gguf" --messages "$work/hi.json"
 expect_visible_ids visible_text_gguf "$work/tiny-q4.gguf"
@@ -179,6 +181,9 @@ gguf_fixture=$(dirname "$0")/../fixtures/gguf/container.gguf
 expect_ok inspect_gguf_container 'GGUF v3, 18 metadata pairs, 5 tensors, alignment 64' "$bin" inspect --model "$gguf_fixture"
 expect_ok inspect_gguf_types 'Q4_K +1 +512 +288 B +4\.50' "$bin" inspect --model "$gguf_fixture"
 expect_ok inspect_gguf_tensor 'blk\.0\.ffn_up\.weight +Q8_0 +64 x 2 +8\.50' "$bin" inspect --model "$gguf_fixture"
+expect_ok inspect_gguf_no_sampling 'sampling +general\.sampling\.\*: none' "$bin" inspect --model "$gguf_fixture"
+expect_ok inspect_gguf_sampling 'sampling +general\.sampling\.\*: temperature 0\.7, top_k 20, top_p 0\.8, min_p 0, repetition_penalty 1\.05' \
+  "$bin" inspect --model "$(dirname "$0")/../fixtures/gguf/sampling.gguf"
 head -c 1000 "$gguf_fixture" >"$work/cut.gguf"
 expect_error inspect_gguf_cut 'cut\.gguf: tensor token_embd\.weight .* runs past the end of the file' "$bin" inspect --model "$work/cut.gguf"
 # GGUF models (llama.cpp's converter): inspect says whether they load; logits, generate and tokenize
