@@ -14,6 +14,7 @@ CommandRunner add_logits_command(CLI::App& app);
 CommandRunner add_generate_command(CLI::App& app);
 CommandRunner add_tokenize_command(CLI::App& app);
 CommandRunner add_detokenize_command(CLI::App& app);
+CommandRunner add_token_map_command(CLI::App& app);
 CommandRunner add_render_chat_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
 CommandRunner add_serve_command(CLI::App& app);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   const ds::app::CommandRunner generate = ds::app::add_generate_command(app);
   const ds::app::CommandRunner tokenize = ds::app::add_tokenize_command(app);
   const ds::app::CommandRunner detokenize = ds::app::add_detokenize_command(app);
+  const ds::app::CommandRunner token_map = ds::app::add_token_map_command(app);
   const ds::app::CommandRunner render_chat = ds::app::add_render_chat_command(app);
   const ds::app::CommandRunner bench = ds::app::add_bench_command(app);
   const ds::app::CommandRunner serve = ds::app::add_serve_command(app);
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("generate")) return generate();
     if (app.got_subcommand("tokenize")) return tokenize();
     if (app.got_subcommand("detokenize")) return detokenize();
+    if (app.got_subcommand("token-map")) return token_map();
     if (app.got_subcommand("render-chat")) return render_chat();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("serve")) return serve();

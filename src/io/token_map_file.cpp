@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -172,6 +173,30 @@ Result<std::vector<int32_t>> read_token_map(const std::string& path, int64_t voc
   bytes << in.rdbuf();
   if (in.bad()) return Status::errorf("token map ", path, ": cannot read it");
   return parse_token_map(bytes.str(), path, vocab);
+}
+
+Status write_token_map(const std::string& path, std::span<const int32_t> ids, std::span<const uint64_t> counts,
+                       const std::string& comment) {
+  if (ids.size() != counts.size()) return Status::errorf("token map ", path, ": ", ids.size(), " ids but ", counts.size(), " counts");
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::errorf("cannot write ", partial, ": ", std::strerror(errno));
+    std::istringstream lines(comment);
+    for (std::string line; std::getline(lines, line);) out << "# " << line << '\n';
+    for (size_t i = 0; i < ids.size(); ++i) out << ids[i] << ' ' << counts[i] << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(partial.c_str());
+      return Status::errorf("cannot write ", partial, ": ", std::strerror(errno));
+    }
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(partial.c_str());
+    return Status::errorf("cannot rename ", partial, " to ", path, ": ", reason);
+  }
+  return {};
 }
 
 }  // namespace ds

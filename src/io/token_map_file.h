@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,11 @@ Result<std::vector<int32_t>> read_token_map(const std::string& path, int64_t voc
 
 // The same from the file's bytes (`path` names it in messages).
 Result<std::vector<int32_t>> parse_token_map(const std::string& bytes, const std::string& path, int64_t vocab);
+
+// Writes the text form: `comment` as `#` lines (one per line of it), then "id count" a line, in the
+// order given (counts[i] belongs to ids[i]). Written to PATH.partial, then renamed: a failed write
+// leaves no map that looks complete.
+Status write_token_map(const std::string& path, std::span<const int32_t> ids, std::span<const uint64_t> counts,
+                       const std::string& comment);
 
 }  // namespace ds

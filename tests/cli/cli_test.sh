@@ -55,7 +55,7 @@ expect_ok make_checkpoint_help 'tiny.*hidden 256' "$bin" make-checkpoint --help
 expect_ok version '^[0-9]+\.[0-9]+\.[0-9]+' "$bin" --version
 
 # Command-line mistakes the parser catches: one line, exit 1, like every other error.
-commands='inspect, make-checkpoint, logits, generate, tokenize, detokenize, render-chat, bench, serve'
+commands='inspect, make-checkpoint, logits, generate, tokenize, detokenize, token-map, render-chat, bench, serve'
 expect_usage_error no_subcommand "^deltaserve: error: expected a subcommand, one of: $commands\$" "$bin"
 expect_usage_error no_subcommand_verbose "expected a subcommand, one of: $commands" "$bin" -v
 expect_usage_error unknown_subcommand "^deltaserve: error: unknown subcommand \"frobnicate\"; expected one of: $commands\$" "$bin" frobnicate --model x
@@ -122,6 +122,19 @@ spec=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --i
 if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_mtp_token_map: --speculative-token-map gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
 expect_ok generate_mtp_token_map_log 'draft head: 30 rows gathered from .*hot\.txt, ' \
   "$bin" generate --model "$work/flat" --tokens 9 --max-tokens 2 --speculative-tokens 2 --speculative-token-map "$work/hot.txt" --draft-vocab 30
+# token-map: a corpus's counts (every count 2 here, so id order), the coverage of a map and of the
+# merge rank on it and on held-out text; the map drafts like any other, the output unchanged.
+printf 'the cat sat on the mat\nthe dog sat on the log\n' >"$work/corpus.txt"
+printf 'the cat and the dog\n' >"$work/held.txt"
+expect_ok token_map_coverage '^  8 +86\.67% / 0\.00% +71\.43% / 0\.00%$' \
+  "$bin" token-map --model "$work/flat" --corpus "$work/corpus.txt" --held-out "$work/held.txt" --report-sizes 4,8 --out "$work/map.txt"
+if [ "$(grep -v '^#' "$work/map.txt" | head -2 | tr '\n' ' ')" = "198 2 278 2 " ] && [ "$(grep -vc '^#' "$work/map.txt")" = 32289 ]; then pass
+else fail "token_map_file: $work/map.txt starts $(grep -v '^#' "$work/map.txt" | head -2 | tr '\n' ' '), $(grep -vc '^#' "$work/map.txt") ids"; fi
+spec=$("$bin" generate --model "$work/flat" --tokens 9,10,11 --max-tokens 24 --ids --ignore-eos --temperature 1 --seed 3 -q --speculative-tokens 2 --speculative-token-map "$work/map.txt" --draft-vocab 64 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_mtp_token_map_made: token-map's map gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+printf '\xff\xfe\n' >"$work/not-utf8.txt"
+expect_error token_map_no_text '--corpus: expected text, found no tokens in 1 file\(s\)' "$bin" token-map --model "$work/flat" --corpus "$work/not-utf8.txt"
+expect_usage_error token_map_missing_file 'token-map: --corpus: File does not exist: .*nope\.txt' "$bin" token-map --model "$work/flat" --corpus "$work/nope.txt"
 printf '5\n6\n5\n' >"$work/dup.txt"
 expect_error generate_mtp_token_map_duplicate '--speculative-token-map: token map .*dup\.txt: token id 5 appears twice \(line 1 and line 3\)' \
   "$bin" generate --model "$work/flat" --tokens 1 --speculative-tokens 2 --speculative-token-map "$work/dup.txt"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "test_util.h"
@@ -99,6 +100,25 @@ TEST(TokenMapFile, BadNpyIsAnErrorThatSaysWhatAndWhere) {
                         "token id 3 appears twice (element 0 and element 2)");
   EXPECT_ERROR_CONTAINS(parse(npy("<i8", "(1,)", values<int64_t>({int64_t{1} << 40}))), "token id 1099511627776 (element 0)");
   EXPECT_ERROR_CONTAINS(parse(npy("<i4", "(0,)", "")), "expected at least one token id, found none");
+}
+
+// What `token-map` writes reads back as the ids in order, its comment lines and counts ignored; a
+// directory that is not there is an error and leaves nothing behind.
+TEST(TokenMapFile, WrittenMapReadsBack) {
+  test::TempDir tmp;
+  const std::vector<int32_t> ids{198, 220, 11, 5, 999, 0};
+  const std::vector<uint64_t> counts{384455, 134429, 99393, 7, 0, 0};
+  ASSERT_TRUE(write_token_map(tmp / "map.txt", ids, counts, "made by a test\nsecond line").ok());
+  const std::string text = test::read_file(tmp / "map.txt");
+  EXPECT_EQ(text.substr(0, 42), "# made by a test\n# second line\n198 384455\n");
+  auto back = read_token_map(tmp / "map.txt", kVocab);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, ids);
+  EXPECT_FALSE(std::filesystem::exists(tmp / "map.txt.partial"));
+  const Status failed = write_token_map(tmp / "no/such/dir/map.txt", ids, counts, "");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("cannot write"), std::string::npos) << failed.message();
+  EXPECT_FALSE(std::filesystem::exists(tmp / "no/such/dir/map.txt.partial"));
 }
 
 }  // namespace
