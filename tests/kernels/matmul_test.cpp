@@ -310,7 +310,8 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
   const Isa isa = GetParam();
   CpuBackend cpu(isa, 2);
   for (int64_t planes : {1, 2})
-    for (int64_t m : {1, 2, 4, 5, 7, 13, 16, 17, 33, 67})  // AMX: tiles from 16 tokens, a 1-row tail
+    for (int64_t m : {1, 2, 4, 5, 7, 13, 16, 17, 33, 64, 65, 67})  // AMX: tiles of 16 token-planes (1-row tails),
+                                                                   // the panel's own codes to 64 tokens, then a signed copy
       for (int64_t k : {1, 15, 31, 32, 33, 100, 259})
         for (int64_t n : {1, 7, 19, 32, 33, 64, 97}) {
           const Weights w = make_int8_weights(n, k, 1000 * k + n, planes);
@@ -327,23 +328,25 @@ TEST_P(CpuMatmulInt8, BitIdenticalToReferenceOnOddSizes) {
         }
 }
 
-// Long rows put few tokens in a block (AMX prefill: 1 MiB of activations, 64 tokens of 8-bit and
-// 32 of 16-bit activations at k = 16,384), so 83 tokens cross blocks and the last block ends in a
-// short tile.
+// Long rows put few tokens in a block (AMX: 1 MiB of activations, 64 tokens of 8-bit and 32 of
+// 16-bit activations at k = 16,384), so 83 tokens cross blocks (the signed copy's) and the last block
+// ends in a short tile; 40 tokens of 16-bit activations cross blocks on the panel's own codes, where
+// each block's first tile streams the panel.
 TEST_P(CpuMatmulInt8, BitIdenticalAcrossTokenBlocks) {
   RefBackend ref;
   const Isa isa = GetParam();
   CpuBackend cpu(isa, 2);
-  const int64_t m = 83, k = 16384, n = 40;
-  for (int64_t planes : {1, 2}) {
-    const Weights w = make_int8_weights(n, k, 7 + planes, planes);
-    const auto x = test::random_activations(m, k, 5);
-    std::vector<float> expected(m * n), actual(m * n);
-    ref.matmul(x.data(), m, w.view, expected.data(), true);
-    cpu.matmul(x.data(), m, w.view, actual.data(), true);
-    ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
-        << isa_name(isa) << " planes=" << planes;
-  }
+  const int64_t k = 16384, n = 40;
+  for (int64_t m : {40, 83})
+    for (int64_t planes : {1, 2}) {
+      const Weights w = make_int8_weights(n, k, 7 + planes, planes);
+      const auto x = test::random_activations(m, k, 5);
+      std::vector<float> expected(m * n), actual(m * n);
+      ref.matmul(x.data(), m, w.view, expected.data(), true);
+      cpu.matmul(x.data(), m, w.view, actual.data(), true);
+      ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)))
+          << isa_name(isa) << " planes=" << planes << " m=" << m;
+    }
 }
 
 // The int8 result approximates the fp32 product of the dequantised weights within the activation

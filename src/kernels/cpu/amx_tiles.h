@@ -70,10 +70,16 @@ class TileScope {
 // pass, and per block each panel once — prepare(p) makes its codes ready for the tiles (a scratch
 // copy), then tile(p, t0, tokens) runs the block's tiles of tile_tokens tokens under config(tile_tokens)
 // and its last, shorter tile under config(tokens). Each weight byte comes from memory once a block.
+// Tokens a block of for_each_token_tile holds: a block's first tile (t0 a multiple of it) is the one
+// that reads each panel from memory.
+inline int64_t token_block_tokens(int64_t token_bytes, int64_t tile_tokens) {
+  return std::max(tile_tokens, (int64_t{1} << 20) / token_bytes / tile_tokens * tile_tokens);
+}
+
 template <class Prepare, class Config, class Tile>
 void for_each_token_tile(int64_t m, int64_t token_bytes, int64_t tile_tokens, int64_t panel_begin, int64_t panel_end,
                          Prepare&& prepare, Config&& config, Tile&& tile) {
-  const int64_t block = std::max(tile_tokens, (int64_t{1} << 20) / token_bytes / tile_tokens * tile_tokens);
+  const int64_t block = token_block_tokens(token_bytes, tile_tokens);
   for (int64_t b0 = 0; b0 < m; b0 += block) {
     const int64_t b_end = std::min(m, b0 + block), full_end = b0 + (b_end - b0) / tile_tokens * tile_tokens;
     for (int64_t p = panel_begin; p < panel_end; ++p) {

@@ -1,7 +1,8 @@
 // AMX-INT8 tiles for int8 batches (compiled with -mamx-tile -mamx-int8 and AVX-512; called only at
 // Isa::amx): every call of 2 tokens or more — a verify of k drafts, a few sequences decoding
 // together, prefill — in tiles of 16 token-planes. One token alone takes the VNNI kernel: it leaves
-// the tiles nothing to share.
+// the tiles nothing to share. A call of one tile streams the panels once; up to kStreamTokens, a
+// panel's first tile streams it and the others read it from L2; past that, prefill's signed copy.
 //
 // Per panel (32 outputs) and group of 32 inputs: A is a tile's token-plane activation rows of the
 // group (int8_activations.h: a token's planes are consecutive rows, all `groups · 32` bytes apart),
@@ -42,6 +43,14 @@ namespace {
 #define I8_B1 7
 
 constexpr int kMaxRows = 16;  // token-planes in one A tile
+
+// Calls of up to this many tokens (batches of decodes and verifies) read the panel's own codes in
+// every token tile; longer ones (prefill) first copy each panel's codes as signed bytes, which spares
+// every tile the per-token start (-128 · Σ q) but costs a pass over the panel. Two threads streaming
+// > 1 GiB of 6,144 × 2,048 panels (docs/benchmarks.md), GB/s of weights, signed copy → own codes:
+// 8-bit activations 17 tokens 11.7 → 16.8, 32: 10.2 → 13.6, 64: 7.2 → 7.9, 128: 4.5 → 4.5, 512:
+// 1.4 → 1.2; 16-bit 9: 11.8 → 18.9, 16: 10.5 → 14.5, 48: 5.7 → 6.2, 64: 4.6 → 4.5.
+constexpr int64_t kStreamTokens = 64;
 
 TileConfig config_for(int rows) {
   TileConfig config;
@@ -202,6 +211,19 @@ void matmul_int8_amx(const Int8Activations& a, int64_t m, const TensorView& w, i
       tiles[m - 1](a, w.data + p * panel_bytes, nullptr, y + first_col, n, std::min(kInt8PanelRows, n - first_col),
                    prefetch);
     }
+    return;
+  }
+  if (m <= kStreamTokens) {  // a few tiles: each panel from memory by the first (prefetched), then from L2
+    const StreamPrefetch prefetch = cpu_tuning().decode_prefetch;
+    const int64_t block = token_block_tokens(k * a.planes, tile_tokens);
+    for_each_token_tile(
+        m, k * a.planes, tile_tokens, panel_begin, panel_end, [](int64_t) {},
+        [&](int64_t tokens) { return config_for(static_cast<int>(tokens * a.planes)); },
+        [&](int64_t p, int64_t t0, int64_t tokens) {
+          const int64_t first_col = p * kInt8PanelRows;
+          tiles[tokens - 1](token_rows(a, t0), w.data + p * panel_bytes, nullptr, y + t0 * n + first_col, n,
+                            std::min(kInt8PanelRows, n - first_col), t0 % block == 0 ? prefetch : StreamPrefetch{});
+        });
     return;
   }
   // Prefill: each panel's signed codes read from cache by every token tile of a block.
