@@ -179,7 +179,7 @@ TEST_P(KquantKernels, BitIdenticalToTheReferenceForAnyBatchAndThreads) {
     const Blocks w = make_blocks(*type, n, k, 77);
     const Packed p = pack(*type, w.view);
     // The AVX2 tiles: 4, 3, 2 and 1 tokens; AVX-512: tiles of up to 8 tokens to 16 tokens, of 6 beyond;
-    // AMX: 16-token tiles from 16 tokens on, then the rest.
+    // AMX: 16-token tiles from 17 tokens on, then the rest.
     for (int64_t m : {1, 2, 3, 6, 8, 9, 15, 16, 17, 40, 48}) {
       Xoshiro256 rng(m);
       std::vector<float> x(m * k), want(m * n), got(m * n), alone(n);  // [m, k], [m, n], [m, n], [n]
