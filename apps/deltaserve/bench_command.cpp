@@ -35,7 +35,7 @@
 #include "util/elapsed.h"
 #include "util/human.h"
 #include "util/log.h"
-#include "util/parallel_for.h"
+#include "util/parallel_ranges.h"
 #include "util/process_memory.h"
 #include "util/random.h"
 

@@ -10,7 +10,7 @@
 #include "model/random_checkpoint.h"
 #include "model/shape_presets.h"
 #include "util/log.h"
-#include "util/parallel_for.h"
+#include "util/parallel_ranges.h"
 
 namespace ds::app {
 namespace {

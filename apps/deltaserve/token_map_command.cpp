@@ -16,6 +16,7 @@
 #include "model_argument.h"
 #include "tokenizer/token_counts.h"
 #include "tokenizer/tokenizer.h"
+#include "util/elapsed.h"
 #include "util/human.h"
 #include "util/log.h"
 #include "util/str_cat.h"
@@ -52,7 +53,7 @@ Status count_file(const Tokenizer& tokenizer, const std::string& path, const cha
   }
   if (in.bad()) return Status::errorf(what, ": error reading ", path);
   char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%.2f s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::snprintf(seconds, sizeof(seconds), "%.2f s", seconds_since(start));
   log::info(what, ": ", path, ": ", human_bytes(bytes), ", ", lines, " lines, ", counts.total() - tokens_before, " tokens (",
             seconds, ")", skipped > 0 ? str_cat("; ", skipped, " lines not UTF-8, left out") : std::string());
   return {};

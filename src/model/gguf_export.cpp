@@ -10,7 +10,7 @@
 #include "model/gguf_config.h"
 #include "util/human.h"
 #include "util/log.h"
-#include "util/parallel_for.h"
+#include "util/parallel_ranges.h"
 #include "util/progress.h"
 
 namespace ds {
@@ -194,7 +194,7 @@ Status write_gguf(const ModelConfig& config, const std::vector<WeightSpec>& tabl
   std::mutex error_mutex;
   Status error;
   const int threads = std::max(1, options.threads);
-  parallel_for(static_cast<size_t>(threads), threads, [&](size_t, size_t) {
+  parallel_ranges(static_cast<size_t>(threads), threads, [&](size_t, size_t) {
     for (size_t i; (i = next++) < pieces.size();) {
       const Status status = exporter.run(planned[pieces[i].tensor], pieces[i].tensor, pieces[i]);
       if (status.ok()) continue;

@@ -22,7 +22,7 @@
 #include "util/float16.h"
 #include "util/human.h"
 #include "util/log.h"
-#include "util/parallel_for.h"
+#include "util/parallel_ranges.h"
 #include "util/progress.h"
 #include "util/random.h"
 #include "util/str_cat.h"
@@ -176,7 +176,7 @@ void write_fp8_weight(const TensorDecl& decl, WeightInit init, uint64_t seed, in
   const int64_t n = decl.shape[0], k = decl.shape[1];
   std::vector<std::byte> values(static_cast<size_t>(2 * n * k));  // [n, k] bf16
   const uint64_t chunks = (static_cast<uint64_t>(n * k) + kChunkElements - 1) / kChunkElements;
-  parallel_for(chunks, threads, [&](size_t begin, size_t end) {
+  parallel_ranges(chunks, threads, [&](size_t begin, size_t end) {
     std::vector<float> chunk(kChunkElements);  // one chunk's values
     for (size_t c = begin; c < end; ++c) {
       const uint64_t first = c * kChunkElements, size = std::min<uint64_t>(kChunkElements, static_cast<uint64_t>(n * k) - first);
@@ -186,7 +186,7 @@ void write_fp8_weight(const TensorDecl& decl, WeightInit init, uint64_t seed, in
   });
   edit(values);
   const int64_t column_blocks = fp8_blocks(k);
-  parallel_for(static_cast<size_t>(fp8_blocks(n)), threads, [&](size_t begin, size_t end) {
+  parallel_ranges(static_cast<size_t>(fp8_blocks(n)), threads, [&](size_t begin, size_t end) {
     std::vector<float> rows(static_cast<size_t>(kFp8Block * k));  // [≤ 128, k] one row of blocks
     std::vector<float> inverse(static_cast<size_t>(column_blocks));
     for (size_t b = begin; b < end; ++b) {
@@ -274,7 +274,7 @@ Status write_random_checkpoint(const nlohmann::ordered_json& config_json, const 
       const uint64_t chunks = (shard.tensors[t].nbytes() / dtype_size(shard.tensors[t].dtype) + kChunkElements - 1) / kChunkElements;
       for (uint64_t c = 0; c < chunks; ++c) work.push_back({t, c});
     }
-    parallel_for(work.size(), options.threads, [&](size_t begin, size_t end) {
+    parallel_ranges(work.size(), options.threads, [&](size_t begin, size_t end) {
       std::vector<float> values(kChunkElements);
       for (size_t w = begin; w < end; ++w) {
         const TensorDecl& decl = shard.tensors[work[w].tensor];

@@ -6,7 +6,7 @@
 
 #include "kernels/formats/weight_format.h"
 #include "util/check.h"
-#include "util/parallel_for.h"
+#include "util/parallel_ranges.h"
 
 namespace ds {
 
@@ -41,7 +41,7 @@ std::unique_ptr<WeightArena> pack_weights(const std::string& label, std::span<co
       [&](const TensorView& source, std::byte* packed) {
         const PackedWeight& weight = *by_name.at(source.name);
         const WeightFormat& format = weight_format(weight.format, source.dtype);
-        parallel_for(static_cast<size_t>(format.panels(source.shape[0])), threads, [&](size_t begin, size_t end) {
+        parallel_ranges(static_cast<size_t>(format.panels(source.shape[0])), threads, [&](size_t begin, size_t end) {
           format.pack(source, static_cast<int64_t>(begin), static_cast<int64_t>(end), packed);
         });
         TensorView view = format.packed_view(source, packed);

@@ -1,5 +1,5 @@
-// parallel_for over std::thread (fork-join).
-#include "util/parallel_for.h"
+// parallel_ranges over std::thread (fork-join).
+#include "util/parallel_ranges.h"
 
 #include <algorithm>
 #include <thread>
@@ -7,7 +7,7 @@
 
 namespace ds {
 
-void parallel_for(size_t count, int threads, FunctionRef<void(size_t, size_t)> fn) {
+void parallel_ranges(size_t count, int threads, FunctionRef<void(size_t, size_t)> fn) {
   const size_t workers = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), count));
   if (workers <= 1) {
     if (count > 0) fn(0, count);
