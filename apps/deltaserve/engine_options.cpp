@@ -70,7 +70,8 @@ void add_engine_options(CLI::App* command, EngineCliOptions& options) {
                       "frequent first (SGLang's hot-token map), the first N with --draft-vocab N, else all it lists; "
                       "the head's rows are gathered from lm_head at start (N x hidden x the head's bytes per weight "
                       "of extra memory); output unchanged. FILE: a .npy 1-D int32/int64 array, or text of ids "
-                      "separated by whitespace (a line may be \"id count\": the count is ignored; # comments)")
+                      "separated by whitespace (a line may be \"id count\": the count is ignored; # comments); "
+                      "`deltaserve token-map` counts one from your own text")
       ->type_name("FILE");
   command->add_flag_callback(
       "--no-adaptive-drafts", [&options] { options.engine.adaptive_drafts = false; },
