@@ -69,9 +69,13 @@ int inspect_gguf(const std::string& path) {
   print_inspect_row("architecture", arch == "qwen35" ? arch
                                              : str_cat(arch, " (deltaserve runs architecture qwen35 — Qwen3.5 / Qwen3.6 dense)"));
   print_inspect_row("name", metadata_text(gguf, "general.name"));
-  if (gguf.find("split.count") != nullptr)
-    print_inspect_row("split", str_cat("file ", metadata_text(gguf, "split.no"), " of ", metadata_text(gguf, "split.count"),
-                               " (this file's tensors only)"));
+  if (gguf.find("split.count") != nullptr) {
+    const GgufEntry* no = gguf.find("split.no");
+    const auto index = no != nullptr ? no->integer() : Result<int64_t>(Status::errorf("no split.no"));
+    // split.no counts from 0 (gguf-split), the file names from 1.
+    print_inspect_row("split", str_cat("file ", index.ok() ? std::to_string(*index + 1) : metadata_text(gguf, "split.no"), " of ",
+                               metadata_text(gguf, "split.count"), " (this file's tensors only)"));
+  }
   print_inspect_row("file type", metadata_text(gguf, "general.file_type"));
   print_inspect_row("tokenizer", str_cat(metadata_text(gguf, "tokenizer.ggml.model"), " / ", metadata_text(gguf, "tokenizer.ggml.pre"),
                                  ", tokens: ", metadata_text(gguf, "tokenizer.ggml.tokens")));

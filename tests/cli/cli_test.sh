@@ -204,6 +204,7 @@ expect_error inspect_gguf_cut 'cut\.gguf: tensor token_embd\.weight .* runs past
 gguf_dir=$(dirname "$0")/../fixtures/gguf
 gguf_q8=$gguf_dir/c_bf16_untied-Q8_0-00001-of-00003.gguf
 expect_ok inspect_gguf_model 'as a model +loads \(3 file\(s\)\): 4 layers' "$bin" inspect --model "$gguf_q8"
+expect_ok inspect_gguf_split_part 'split +file 2 of 3 \(this file' "$bin" inspect --model "$gguf_dir/c_bf16_untied-Q8_0-00002-of-00003.gguf"
 expect_ok logits_gguf_split 'wrote .*\[3, 512\]' "$bin" logits --model "$gguf_q8" --tokens 1,2,3 --out "$work/g.npy"
 expect_ok logits_gguf_types 'Q8_0 × 33 \(303\.4 K values, 314\.77 KiB, 8\.5 bits per weight\)' \
   "$bin" logits --model "$gguf_q8" --tokens 1 --out "$work/g.npy"
