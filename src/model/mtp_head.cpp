@@ -50,12 +50,10 @@ Status Qwen35Model::set_mtp_vocab(int64_t n) {
     return {};
   }
   if (n < 0 || n > vocab) return Status::errorf("draft vocabulary of ", n, " tokens: expected 1 .. ", vocab, " (the vocabulary)");
-  // Formats whose first n rows are laid out as an [n, k] weight of the same format.
   const WeightFormat& format = format_of(head);
-  const bool row_major = head.format == WeightFormatId::stored;
-  if (!row_major && head.format != WeightFormatId::bf16_panels && head.format != WeightFormatId::int8_panels)
+  if (!format.leading_rows_in_place())
     return Status::errorf("a draft vocabulary needs the head's leading rows as a weight of their own; the head is in ",
-                          format.name(), ", which has none (row-major, bf16 and int8 panels do)");
+                          format.name(), ", which has none (row-major, bf16, int8 and K-quant panels do)");
   if (n % format.panel_rows() != 0)
     return Status::errorf("draft vocabulary of ", n, " tokens: expected a multiple of ", format.panel_rows(),
                           " (the head's ", format.name(), " rows per panel)");

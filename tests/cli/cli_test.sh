@@ -168,6 +168,11 @@ expect_ok inspect_gguf_head 'MTP head of 1 layer\(s\) \(nextn blocks from 4\)' "
 plain=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q 2>&1)
 spec=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q --speculative-tokens 2 2>&1)
 if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_gguf_mtp: --speculative-tokens 2 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+# Its tied head is Q6_K panels: a draft vocabulary reads their first rows in place, a token map gathers rows.
+spec=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q --speculative-tokens 2 --draft-vocab 32768 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_gguf_mtp_draft_vocab: --draft-vocab 32768 gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
+spec=$("$bin" generate --model "$work/tiny-mtp.gguf" --tokens 9,10,11 --max-tokens 16 --ids --ignore-eos -q --speculative-tokens 2 --speculative-token-map "$work/hot.txt" 2>&1)
+if [ -n "$plain" ] && [ "$plain" = "$spec" ]; then pass; else fail "generate_gguf_mtp_token_map: --speculative-token-map gave \"${spec:0:200}\", plain \"${plain:0:200}\""; fi
 expect_error generate_gguf_no_head 'this checkpoint has none \(no mtp\.\* tensors\)' \
   "$bin" generate --model "$work/tiny-q4.gguf" --tokens 1 --speculative-tokens 2
 

@@ -4,6 +4,7 @@
 // to the exact product, and the AVX-512 kernels bit-identical to it for any batch and thread count.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -20,6 +21,7 @@
 #include "kernels/ref/ref_backend.h"
 #include "util/float16.h"
 #include "util/random.h"
+#include "util/str_cat.h"
 
 namespace ds::kquant_format_test {
 namespace {
@@ -125,6 +127,55 @@ TEST(KquantPanels, AreTheFilesBytesAndValues) {
 // The reference arithmetic is the exact product up to the activations' rounding: each input moves by
 // at most half its group's step (amax / 254), so |y − Σ w · x| ≤ Σ_g amax_g / 254 · Σ_{i∈g} |w_i|,
 // plus fp32 rounding (relative 2^-20 of Σ |w · x| is ample for 768 terms).
+// The MTP head of a GGUF model drafts among a token map's rows (gather_rows: each row's blocks packed
+// again) or the first N rows (read in place): both are the source rows, value for value and output for
+// output, on the reference and this machine's kernels.
+TEST(KquantPanels, GatheredAndLeadingRowsAreTheSourceRows) {
+  RefBackend ref;
+  CpuBackend cpu(detect_isa(), 2);
+  const int64_t n = 70, k = 512;
+  const std::vector<int32_t> rows{69, 3, 17, 0, 42, 16, 68, 5, 33, 1, 2, 50, 60, 61, 62, 63, 64, 7, 8};  // a partial panel
+  const auto g_rows = static_cast<int64_t>(rows.size());
+  for (const KquantType* type : all_types()) {
+    SCOPED_TRACE(type->name());
+    const WeightFormat& f = type->panels_format();
+    ASSERT_TRUE(f.gatherable() && f.leading_rows_in_place());
+    const Blocks w = make_blocks(*type, n, k, 9);
+    const Packed p = pack(*type, w.view);
+    std::vector<std::byte> storage(f.bytes(g_rows, k) + 64, std::byte{0x5a});  // not zero: padding must be written
+    std::byte* data = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    f.gather_rows(p.view, rows, data);
+    TensorView gathered = p.view, leading = p.view;
+    gathered.shape = {g_rows, k};
+    gathered.data = data;
+    gathered.nbytes = f.bytes(g_rows, k);
+    leading.shape = {32, k};
+    leading.nbytes = f.bytes(32, k);
+    std::vector<float> want(k), got(k);  // [k] one row
+    for (int64_t r = 0; r < g_rows; ++r) {
+      f.dequantize_row(p.view, rows[static_cast<size_t>(r)], want.data());
+      f.dequantize_row(gathered, r, got.data());
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), 4 * k)) << "gathered row " << r;
+    }
+    for (Backend* backend : {static_cast<Backend*>(&ref), static_cast<Backend*>(&cpu)})
+      for (const int64_t m : {1, 5, 17}) {
+        SCOPED_TRACE(str_cat(backend->name(), ", m ", m));
+        Xoshiro256 rng(m);
+        std::vector<float> x(m * k), full(m * n), part(m * g_rows), lead(m * 32);  // [m, k], [m, n], [m, rows], [m, 32]
+        for (float& v : x) v = rng.uniform() * 2.0f - 1.0f;
+        backend->matmul(x.data(), m, p.view, full.data(), true);
+        backend->matmul(x.data(), m, gathered, part.data(), true);
+        backend->matmul(x.data(), m, leading, lead.data(), true);
+        for (int64_t t = 0; t < m; ++t) {
+          for (int64_t i = 0; i < g_rows; ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(part[t * g_rows + i]), std::bit_cast<uint32_t>(full[t * n + rows[static_cast<size_t>(i)]]))
+                << "token " << t << ", gathered row " << i;
+          ASSERT_EQ(0, std::memcmp(lead.data() + t * 32, full.data() + t * n, 4 * 32)) << "token " << t << ", leading rows";
+        }
+      }
+  }
+}
+
 TEST(KquantPanels, ReferenceIsTheProductUpToActivationRounding) {
   RefBackend ref;
   const int64_t n = 20, k = 768, m = 3;

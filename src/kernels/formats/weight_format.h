@@ -69,6 +69,10 @@ class WeightFormat {
   // (the MTP head over a token map's rows, model/gathered_rows.h). Only where gatherable().
   virtual bool gatherable() const { return false; }
   virtual void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const;
+  // Whether the first n rows of a weight (n a multiple of panel_rows()) are its first bytes(n, k)
+  // bytes, laid out as an [n, k] weight of this format (panels one after another, each over the whole
+  // k): the MTP head over a draft vocabulary of the first n tokens reads them in place.
+  virtual bool leading_rows_in_place() const { return false; }
   // out[k] = row `row` of w as fp32: what the weight's values are.
   virtual void dequantize_row(const TensorView& w, int64_t row, float* out) const = 0;
   // y[m, n] = x · wᵀ with plain loops: the oracle of this format's kernels, treating activations as

@@ -79,6 +79,7 @@ class Bf16PanelsFormat final : public WeightFormat {
   }
   // The rows' bf16 bits staged row-major, then packed as a checkpoint's weight is.
   bool gatherable() const override { return true; }
+  bool leading_rows_in_place() const override { return true; }
   void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
     const auto n = static_cast<int64_t>(rows.size());
     const int64_t k = w.shape[1];

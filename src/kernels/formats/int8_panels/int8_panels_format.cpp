@@ -76,6 +76,7 @@ class Int8PanelsFormat final : public WeightFormat {
   // Each row's q and fp16 scale bits as they are: re-quantising the dequantised row is not exact (a
   // group whose scale underflowed to 0 would come back with scale 1).
   bool gatherable() const override { return true; }
+  bool leading_rows_in_place() const override { return true; }
   void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
     const auto n = static_cast<int64_t>(rows.size());
     const int64_t k = w.shape[1], groups = int8_groups(k);

@@ -117,6 +117,7 @@ class KquantBlocksFormat final : public WeightFormat {
       type_.dequantize(blocks + b * type_.block_bytes(), out + b * kSuperblock);
   }
   std::optional<FastMatmul> fast_matmul(Isa, bool) const override { return std::nullopt; }
+  bool leading_rows_in_place() const override { return true; }  // rows one after another
 
  private:
   const KquantType& type_;
@@ -162,6 +163,23 @@ class KquantPanelsFormat final : public WeightFormat {
     view.dtype = DType::U8;
     return view;
   }
+  // Each row's GGUF blocks put back together, then packed again: the same bytes, nothing recomputed.
+  bool gatherable() const override { return true; }
+  void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
+    check_shape(type_, w);
+    const auto n = static_cast<int64_t>(rows.size());
+    const int64_t k = w.shape[1], superblocks = k / kSuperblock, panel_bytes = kquant_panel_bytes(type_, k);
+    std::memset(packed, 0, static_cast<size_t>(bytes(n, k)));
+    std::vector<std::byte> blocks(static_cast<size_t>(superblocks * type_.block_bytes()));  // [k / 256 blocks] one row
+    for (int64_t r = 0; r < n; ++r) {
+      panel_row_blocks(type_, w, rows[static_cast<size_t>(r)], blocks.data());
+      std::byte* panel = packed + r / kKquantPanelRows * panel_bytes;
+      for (int64_t b = 0; b < superblocks; ++b)
+        kquant_block_to_panel(type_, blocks.data() + b * type_.block_bytes(), r % kKquantPanelRows,
+                              kquant_superblock(type_, panel, b));
+    }
+  }
+  bool leading_rows_in_place() const override { return true; }  // panel p at p · panel bytes
   void dequantize_row(const TensorView& w, int64_t row, float* out) const override {
     check_shape(type_, w);
     std::vector<std::byte> blocks(static_cast<size_t>(w.shape[1] / kSuperblock * type_.block_bytes()));  // [k / 256 blocks]

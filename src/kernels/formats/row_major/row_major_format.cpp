@@ -59,6 +59,7 @@ class RowMajorFormat final : public WeightFormat {
     weight_span(w, row * w.shape[1], w.shape[1], out);
   }
   bool gatherable() const override { return true; }
+  bool leading_rows_in_place() const override { return true; }
   void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
     const uint64_t row_bytes = bytes(1, w.shape[1]);
     for (size_t r = 0; r < rows.size(); ++r)
