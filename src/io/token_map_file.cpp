@@ -4,8 +4,8 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>

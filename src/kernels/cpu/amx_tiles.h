@@ -65,17 +65,18 @@ class TileScope {
   TileScope& operator=(const TileScope&) = delete;
 };
 
-// The blocking of the AMX-INT8 prefill kernels (int8 panels, K-quant panels): tokens in blocks whose
-// activations (token_bytes each) fill about 1 MiB, so they stay in L2 while the thread's panels
-// pass, and per block each panel once — prepare(p) makes its codes ready for the tiles (a scratch
-// copy), then tile(p, t0, tokens) runs the block's tiles of tile_tokens tokens under config(tile_tokens)
-// and its last, shorter tile under config(tokens). Each weight byte comes from memory once a block.
 // Tokens a block of for_each_token_tile holds: a block's first tile (t0 a multiple of it) is the one
 // that reads each panel from memory.
 inline int64_t token_block_tokens(int64_t token_bytes, int64_t tile_tokens) {
   return std::max(tile_tokens, (int64_t{1} << 20) / token_bytes / tile_tokens * tile_tokens);
 }
 
+// The blocking of the AMX-INT8 kernels past one token tile (int8 panels, K-quant panels): tokens in
+// blocks whose activations (token_bytes each) fill about 1 MiB, so they stay in L2 while the thread's
+// panels pass, and per block each panel once — prepare(p) makes its codes ready for the tiles (a
+// scratch copy, or nothing), then tile(p, t0, tokens) runs the block's tiles of tile_tokens tokens
+// under config(tile_tokens) and its last, shorter tile under config(tokens). Each weight byte comes
+// from memory once a block.
 template <class Prepare, class Config, class Tile>
 void for_each_token_tile(int64_t m, int64_t token_bytes, int64_t tile_tokens, int64_t panel_begin, int64_t panel_end,
                          Prepare&& prepare, Config&& config, Tile&& tile) {

@@ -100,6 +100,13 @@ void panel_row_blocks(const KquantType& type, const TensorView& w, int64_t row, 
     kquant_panel_to_block(type, kquant_superblock(type, panel, b), row % kKquantPanelRows, out + b * type.block_bytes());
 }
 
+// The inverse: one row's GGUF blocks (k / 256 in order) into its place in a panels buffer.
+void row_blocks_to_panel(const KquantType& type, const std::byte* blocks, int64_t k, int64_t row, std::byte* packed) {
+  std::byte* panel = packed + row / kKquantPanelRows * kquant_panel_bytes(type, k);
+  for (int64_t b = 0; b < k / kSuperblock; ++b)
+    kquant_block_to_panel(type, blocks + b * type.block_bytes(), row % kKquantPanelRows, kquant_superblock(type, panel, b));
+}
+
 // GGUF blocks read in place: the reference values, and the plain matmul over them (`--weights mapped`).
 class KquantBlocksFormat final : public WeightFormat {
  public:
@@ -146,16 +153,12 @@ class KquantPanelsFormat final : public WeightFormat {
     std::vector<float> values(blocks ? 0 : static_cast<size_t>(k));                                   // [k] one row
     std::vector<std::byte> quantised(blocks ? 0 : static_cast<size_t>(superblocks * type_.block_bytes()));  // its blocks
     for (int64_t row = panel_begin * kKquantPanelRows; row < std::min(n, panel_end * kKquantPanelRows); ++row) {
-      std::byte* panel = packed + row / kKquantPanelRows * panel_bytes;
-      const std::byte* row_data = blocks ? row_blocks(type_, source, row) : quantised.data();
       if (!blocks) {
         format_of(source).dequantize_row(source, row, values.data());
         for (int64_t b = 0; b < superblocks; ++b)
           type_.quantize(values.data() + b * kSuperblock, quantised.data() + b * type_.block_bytes());
       }
-      for (int64_t b = 0; b < superblocks; ++b)
-        kquant_block_to_panel(type_, row_data + b * type_.block_bytes(), row % kKquantPanelRows,
-                              kquant_superblock(type_, panel, b));
+      row_blocks_to_panel(type_, blocks ? row_blocks(type_, source, row) : quantised.data(), k, row, packed);
     }
   }
   TensorView packed_view(const TensorView& source, const std::byte* packed) const override {
@@ -168,15 +171,12 @@ class KquantPanelsFormat final : public WeightFormat {
   void gather_rows(const TensorView& w, std::span<const int32_t> rows, std::byte* packed) const override {
     check_shape(type_, w);
     const auto n = static_cast<int64_t>(rows.size());
-    const int64_t k = w.shape[1], superblocks = k / kSuperblock, panel_bytes = kquant_panel_bytes(type_, k);
+    const int64_t k = w.shape[1];
     std::memset(packed, 0, static_cast<size_t>(bytes(n, k)));
-    std::vector<std::byte> blocks(static_cast<size_t>(superblocks * type_.block_bytes()));  // [k / 256 blocks] one row
+    std::vector<std::byte> blocks(static_cast<size_t>(k / kSuperblock * type_.block_bytes()));  // [k / 256 blocks] one row
     for (int64_t r = 0; r < n; ++r) {
       panel_row_blocks(type_, w, rows[static_cast<size_t>(r)], blocks.data());
-      std::byte* panel = packed + r / kKquantPanelRows * panel_bytes;
-      for (int64_t b = 0; b < superblocks; ++b)
-        kquant_block_to_panel(type_, blocks.data() + b * type_.block_bytes(), r % kKquantPanelRows,
-                              kquant_superblock(type_, panel, b));
+      row_blocks_to_panel(type_, blocks.data(), k, r, packed);
     }
   }
   bool leading_rows_in_place() const override { return true; }  // panel p at p · panel bytes
